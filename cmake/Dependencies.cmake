@@ -1,0 +1,18 @@
+# Every dependency is a Debian package (scripts/dev installs them). NCCL and CUDA are never
+# linked: the NCCL probe dlopen()s them at run time, so a node without them runs everything else.
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+find_package(prometheus-cpp CONFIG REQUIRED)   # core: metric families and the text serializer
+find_package(civetweb CONFIG REQUIRED)         # the HTTP server under prometheus-cpp's pull
+find_package(yaml-cpp REQUIRED)
+find_package(tomlplusplus REQUIRED)
+find_package(OpenSSL REQUIRED)
+pkg_check_modules(LIBFABRIC REQUIRED IMPORTED_TARGET libfabric)
+pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+if(FW_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(FW_BUILD_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

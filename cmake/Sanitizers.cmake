@@ -1,0 +1,11 @@
+# Sanitizer builds as a CMake option (Falco's habit): CI runs the suite once more under
+# ASan+UBSan; TSan covers the snapshot publication and the scheduler.
+if(FW_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=address,undefined)
+elseif(FW_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT FW_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "FW_SANITIZE must be '', 'address' or 'thread', not '${FW_SANITIZE}'")
+endif()

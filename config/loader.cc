@@ -1,0 +1,338 @@
+#include "config/loader.h"
+
+#include <toml++/toml.h>
+
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
+
+#include "config/duration.h"
+
+namespace fabricwatch::config {
+namespace {
+
+// What one key accepts. A setter returns an error message, or nullopt when the value is good.
+// `wild` is the segment matched by '*' in the key's pattern (a source name).
+using Setter =
+    std::function<std::optional<std::string>(Config&, const toml::node&, const std::string& wild)>;
+
+struct Key {
+  std::string pattern;  // dotted; '*' matches one segment
+  Setter set;
+};
+
+std::string typeName(const toml::node& n) {
+  switch (n.type()) {
+    case toml::node_type::table:
+      return "table";
+    case toml::node_type::array:
+      return "array";
+    case toml::node_type::string:
+      return "string";
+    case toml::node_type::integer:
+      return "integer";
+    case toml::node_type::floating_point:
+      return "float";
+    case toml::node_type::boolean:
+      return "boolean";
+    default:
+      return "date/time";
+  }
+}
+
+Setter stringKey(
+    std::function<std::optional<std::string>(Config&, const std::string&, const std::string&)>
+        apply) {
+  return [apply](Config& c, const toml::node& n,
+                 const std::string& wild) -> std::optional<std::string> {
+    auto v = n.value<std::string>();
+    if (!n.is_string() || !v) return "expected a string, got " + typeName(n);
+    return apply(c, *v, wild);
+  };
+}
+
+Setter intKey(int64_t lo, int64_t hi, std::function<void(Config&, int64_t)> apply) {
+  return [=](Config& c, const toml::node& n, const std::string&) -> std::optional<std::string> {
+    if (!n.is_integer()) return "expected an integer, got " + typeName(n);
+    int64_t v = *n.value<int64_t>();
+    if (v < lo || v > hi) {
+      return "value " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " +
+             std::to_string(hi) + "]";
+    }
+    apply(c, v);
+    return std::nullopt;
+  };
+}
+
+Setter doubleKey(double lo, double hi, std::function<void(Config&, double)> apply) {
+  return [=](Config& c, const toml::node& n, const std::string&) -> std::optional<std::string> {
+    if (!n.is_number()) return "expected a number, got " + typeName(n);
+    double v = *n.value<double>();
+    if (v < lo || v > hi) {
+      std::ostringstream msg;
+      msg << "value " << v << " out of range [" << lo << ", " << hi << "]";
+      return msg.str();
+    }
+    apply(c, v);
+    return std::nullopt;
+  };
+}
+
+Setter boolKey(std::function<void(Config&, bool, const std::string&)> apply) {
+  return
+      [=](Config& c, const toml::node& n, const std::string& wild) -> std::optional<std::string> {
+        if (!n.is_boolean()) return "expected true or false, got " + typeName(n);
+        apply(c, *n.value<bool>(), wild);
+        return std::nullopt;
+      };
+}
+
+Setter durationKey(Duration lo, Duration hi,
+                   std::function<void(Config&, Duration, const std::string&)> apply) {
+  return stringKey(
+      [=](Config& c, const std::string& s, const std::string& wild) -> std::optional<std::string> {
+        auto d = parseDuration(s);
+        if (!d)
+          return "bad duration \"" + s +
+                 "\": use a number with a unit (ms, s, m, h, d), e.g. \"30s\" or \"1m30s\"";
+        if (*d < lo || *d > hi) {
+          return "duration \"" + s + "\" out of range [" + formatDuration(lo) + ", " +
+                 formatDuration(hi) + "]";
+        }
+        apply(c, *d, wild);
+        return std::nullopt;
+      });
+}
+
+}  // namespace
+
+std::optional<std::string> checkListenAddress(const std::string& s) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos) return "listen address \"" + s + "\" must be HOST:PORT or :PORT";
+  std::string port = s.substr(colon + 1);
+  if (port.empty() || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stol(port) > 65535) {
+    return "listen address \"" + s + "\" has no valid port (0-65535)";
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+const std::vector<Key>& schema() {
+  using std::chrono::hours;
+  using std::chrono::milliseconds;
+  static const std::vector<Key> keys = {
+      {"web.listen_address", stringKey([](Config& c, const std::string& v, const std::string&) {
+         auto err = checkListenAddress(v);
+         if (!err) c.web.listen_address = v;
+         return err;
+       })},
+      {"web.threads",
+       intKey(1, 64, [](Config& c, int64_t v) { c.web.threads = static_cast<int>(v); })},
+      {"web.max_request_bytes",
+       intKey(1024, 1 << 20,
+              [](Config& c, int64_t v) { c.web.max_request_bytes = static_cast<int>(v); })},
+      {"web.request_timeout",
+       durationKey(milliseconds(100), milliseconds(600000),
+                   [](Config& c, Duration d, const std::string&) { c.web.request_timeout = d; })},
+      {"log.level", stringKey([](Config& c, const std::string& v,
+                                 const std::string&) -> std::optional<std::string> {
+         auto l = core::log::parseLevel(v);
+         if (!l) return "unknown log level \"" + v + "\": use debug, info, warn or error";
+         c.log.level = *l;
+         return std::nullopt;
+       })},
+      {"log.format", stringKey([](Config& c, const std::string& v,
+                                  const std::string&) -> std::optional<std::string> {
+         auto f = core::log::parseFormat(v);
+         if (!f) return "unknown log format \"" + v + "\": use logfmt or json";
+         c.log.format = *f;
+         return std::nullopt;
+       })},
+      {"host.rootfs", stringKey([](Config& c, const std::string& v,
+                                   const std::string&) -> std::optional<std::string> {
+         if (v.empty() || v[0] != '/') return "rootfs \"" + v + "\" must be an absolute path";
+         c.host.rootfs = v;
+         return std::nullopt;
+       })},
+      {"collect.interval",
+       durationKey(milliseconds(100), hours(24),
+                   [](Config& c, Duration d, const std::string&) { c.collect.interval = d; })},
+      {"collect.timeout",
+       durationKey(milliseconds(10), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.collect.timeout = d; })},
+      {"collect.jitter", doubleKey(0.0, 0.5, [](Config& c, double v) { c.collect.jitter = v; })},
+      {"collect.sources.*.enabled", boolKey([](Config& c, bool v, const std::string& name) {
+         c.collect.sources[name].enabled = v;
+       })},
+      {"collect.sources.*.interval",
+       durationKey(milliseconds(100), hours(24),
+                   [](Config& c, Duration d, const std::string& name) {
+                     c.collect.sources[name].interval = d;
+                   })},
+      {"collect.sources.*.timeout", durationKey(milliseconds(10), hours(1),
+                                                [](Config& c, Duration d, const std::string& name) {
+                                                  c.collect.sources[name].timeout = d;
+                                                })},
+  };
+  return keys;
+}
+
+// Matches a dotted path against a pattern; on success stores the '*' segment in wild.
+bool matches(const std::string& pattern, const std::string& path, std::string& wild,
+             bool prefix_only) {
+  size_t pi = 0, si = 0;
+  while (si < path.size()) {
+    if (pi >= pattern.size()) return false;
+    size_t pe = pattern.find('.', pi);
+    size_t se = path.find('.', si);
+    std::string pseg = pattern.substr(pi, pe == std::string::npos ? std::string::npos : pe - pi);
+    std::string sseg = path.substr(si, se == std::string::npos ? std::string::npos : se - si);
+    if (pseg == "*")
+      wild = sseg;
+    else if (pseg != sseg)
+      return false;
+    pi = pe == std::string::npos ? pattern.size() : pe + 1;
+    si = se == std::string::npos ? path.size() : se + 1;
+  }
+  return prefix_only ? pi < pattern.size() : pi >= pattern.size();
+}
+
+class Walker {
+ public:
+  Walker(std::string_view text, std::string_view file, const LoadOptions& opts, LoadResult& out)
+      : text_(text), file_(file), opts_(opts), out_(out) {}
+
+  void walk(const toml::table& table, const std::string& prefix) {
+    for (auto&& [key, node] : table) {
+      std::string path =
+          prefix.empty() ? std::string(key.str()) : prefix + "." + std::string(key.str());
+      const auto& pos = key.source().begin;
+      if (node.is_table()) {
+        std::string wild;
+        bool known = false;
+        for (const auto& k : schema())
+          known = known || matches(k.pattern, path, wild, /*prefix_only=*/true);
+        if (!known) {
+          report(pos, "unknown table [" + path + "]");
+          continue;
+        }
+        if (!checkSourceName(path, pos)) continue;
+        walk(*node.as_table(), path);
+        continue;
+      }
+      const Key* match = nullptr;
+      std::string wild;
+      for (const auto& k : schema()) {
+        if (matches(k.pattern, path, wild, false)) {
+          match = &k;
+          break;
+        }
+      }
+      if (!match) {
+        report(pos, "unknown key \"" + path + "\"");
+        continue;
+      }
+      if (auto err = match->set(out_.config, node, wild)) report(node.source().begin, *err);
+    }
+  }
+
+ private:
+  bool checkSourceName(const std::string& path, const toml::source_position& pos) {
+    static const std::string kPrefix = "collect.sources.";
+    if (opts_.known_sources.empty() || path.rfind(kPrefix, 0) != 0) return true;
+    std::string name = path.substr(kPrefix.size());
+    if (name.find('.') != std::string::npos) return true;
+    for (const auto& s : opts_.known_sources)
+      if (s == name) return true;
+    std::string list;
+    for (const auto& s : opts_.known_sources) list += (list.empty() ? "" : ", ") + s;
+    report(pos, "unknown source \"" + name + "\" (known: " + list + ")");
+    return false;
+  }
+
+  void report(const toml::source_position& pos, std::string msg) {
+    core::Diagnostic d;
+    d.file = std::string(file_);
+    d.line = static_cast<int>(pos.line);
+    d.column = static_cast<int>(pos.column);
+    d.message = std::move(msg);
+    d.snippet = core::lineOf(text_, d.line);
+    out_.problems.push_back(std::move(d));
+  }
+
+  std::string_view text_;
+  std::string_view file_;
+  const LoadOptions& opts_;
+  LoadResult& out_;
+};
+
+// Cross-key checks that no single key can make.
+void validate(LoadResult& r, std::string_view file) {
+  const auto& c = r.config.collect;
+  auto add = [&](std::string msg) {
+    r.problems.push_back(core::Diagnostic{std::string(file), 0, 0, std::move(msg), ""});
+  };
+  if (c.timeout > c.interval)
+    add("collect.timeout (" + formatDuration(c.timeout) + ") must not exceed collect.interval (" +
+        formatDuration(c.interval) + ")");
+  for (const auto& [name, sc] : c.sources) {
+    auto interval = sc.interval.count() ? sc.interval : c.interval;
+    auto timeout = sc.timeout.count() ? sc.timeout : c.timeout;
+    if (timeout > interval) {
+      add("collect.sources." + name + ": timeout (" + formatDuration(timeout) +
+          ") must not exceed its interval (" + formatDuration(interval) + ")");
+    }
+  }
+}
+
+}  // namespace
+
+SourceConfig Config::sourceConfig(std::string_view name) const {
+  SourceConfig out;
+  auto it = collect.sources.find(name);
+  if (it != collect.sources.end()) out = it->second;
+  if (out.interval.count() == 0) out.interval = collect.interval;
+  if (out.timeout.count() == 0) out.timeout = collect.timeout;
+  return out;
+}
+
+LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOptions& opts) {
+  LoadResult r;
+  toml::table table;
+  try {
+    table = toml::parse(text, file);
+  } catch (const toml::parse_error& e) {
+    core::Diagnostic d;
+    d.file = std::string(file);
+    d.line = static_cast<int>(e.source().begin.line);
+    d.column = static_cast<int>(e.source().begin.column);
+    d.message = std::string(e.description());
+    d.snippet = core::lineOf(text, d.line);
+    r.problems.push_back(std::move(d));
+    return r;
+  }
+  Walker(text, file, opts, r).walk(table, "");
+  if (r.ok()) validate(r, file);
+  return r;
+}
+
+LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    LoadResult r;
+    r.problems.push_back(core::Diagnostic{path, 0, 0, "cannot read configuration file", ""});
+    return r;
+  }
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return loadConfig(ss.str(), path, opts);
+}
+
+LoadResult loadEmbeddedDefault(const LoadOptions& opts) {
+  return loadConfig(embeddedDefaultToml(), "<embedded default>", opts);
+}
+
+}  // namespace fabricwatch::config

@@ -1,0 +1,37 @@
+#pragma once
+// Loads the daemon configuration from TOML. Every problem (syntax, unknown key, wrong type,
+// value out of range, bad duration) comes back as a positioned Diagnostic; nothing throws.
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/config.h"
+#include "core/diagnostic.h"
+
+namespace fabricwatch::config {
+
+struct LoadOptions {
+  // Source names accepted under [collect.sources.<name>]; empty accepts any name.
+  std::vector<std::string> known_sources;
+};
+
+struct LoadResult {
+  Config config;
+  std::vector<core::Diagnostic> problems;
+  bool ok() const { return problems.empty(); }
+};
+
+LoadResult loadConfig(std::string_view toml_text, std::string_view file_name,
+                      const LoadOptions& opts = {});
+LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts = {});
+
+// nullopt when s is a valid HOST:PORT or :PORT listen address, else the problem.
+std::optional<std::string> checkListenAddress(const std::string& s);
+
+// The configuration compiled into the binary: the same text as config/fabricwatch.toml.
+std::string_view embeddedDefaultToml();
+LoadResult loadEmbeddedDefault(const LoadOptions& opts = {});
+
+}  // namespace fabricwatch::config

@@ -1,0 +1,95 @@
+#include "core/host_fs.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace fabricwatch::core {
+
+HostFs::HostFs(std::string root) : root_(std::move(root)) {
+  while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+}
+
+std::string HostFs::path(std::string_view host_path) const {
+  if (root_ == "/") return std::string(host_path);
+  std::string out = root_;
+  if (host_path.empty() || host_path.front() != '/') out += '/';
+  out += host_path;
+  return out;
+}
+
+HostFs::Read HostFs::read(std::string_view host_path, size_t max_bytes) const {
+  Read r;
+  std::string p = path(host_path);
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT || errno == ENOTDIR) return r;
+    r.status = ReadStatus::kError;
+    r.error = std::strerror(errno);
+    return r;
+  }
+  char buf[4096];
+  while (r.text.size() < max_bytes) {
+    ssize_t n = ::read(fd, buf, std::min(sizeof buf, max_bytes - r.text.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      r.status = ReadStatus::kError;
+      r.error = std::strerror(errno);
+      ::close(fd);
+      return r;
+    }
+    if (n == 0) break;
+    r.text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  r.status = ReadStatus::kOk;
+  return r;
+}
+
+std::optional<std::string> HostFs::readTrimmed(std::string_view host_path) const {
+  Read r = read(host_path);
+  if (r.status != ReadStatus::kOk) return std::nullopt;
+  return std::string(trim(r.text));
+}
+
+std::vector<std::string> HostFs::list(std::string_view host_path) const {
+  std::vector<std::string> names;
+  std::string p = path(host_path);
+  DIR* d = ::opendir(p.c_str());
+  if (!d) return names;
+  while (dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n == "." || n == "..") continue;
+    names.emplace_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool HostFs::exists(std::string_view host_path) const {
+  struct stat st;
+  return ::stat(path(host_path).c_str(), &st) == 0;
+}
+
+std::optional<std::string> HostFs::readLink(std::string_view host_path) const {
+  char buf[4096];
+  ssize_t n = ::readlink(path(host_path).c_str(), buf, sizeof buf - 1);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string_view trim(std::string_view s) {
+  const char* ws = " \t\r\n";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace fabricwatch::core

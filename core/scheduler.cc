@@ -1,0 +1,196 @@
+#include "core/scheduler.h"
+
+#include <future>
+
+#include "core/log.h"
+
+namespace fabricwatch::core {
+
+using Clock = std::chrono::steady_clock;
+
+// The result of one run travels through a shared state, so an abandoned (timed-out) run can
+// finish later without touching a scheduler that may be gone.
+struct RunState {
+  std::promise<Collection> promise;
+};
+
+struct Scheduler::Slot {
+  std::shared_ptr<Source> source;
+  Schedule schedule;
+  Collection last;  // the facts currently published for this source
+  SourceStatus status;
+  std::future<Collection> pending;  // a run that overran its deadline and has not returned
+};
+
+Scheduler::Scheduler(SnapshotStore& store, CollectContext ctx, double jitter, uint64_t seed)
+    : store_(store), ctx_(std::move(ctx)), jitter_(jitter), rng_(seed) {}
+
+Scheduler::~Scheduler() { stop(); }
+
+void Scheduler::addSource(std::shared_ptr<Source> source, Schedule schedule) {
+  auto slot = std::make_unique<Slot>();
+  slot->status.name = std::string(source->name());
+  slot->source = std::move(source);
+  slot->schedule = schedule;
+  slots_.push_back(std::move(slot));
+}
+
+void Scheduler::addStage(std::shared_ptr<Stage> stage) { stages_.push_back(std::move(stage)); }
+
+void Scheduler::carryOver(Scheduler& previous) {
+  std::scoped_lock lock(publish_mu_, previous.publish_mu_);
+  generation_ = previous.generation_;
+  for (auto& slot : slots_) {
+    for (auto& old : previous.slots_) {
+      if (old->status.name != slot->status.name) continue;
+      slot->status = old->status;
+      slot->last = old->last;
+    }
+  }
+}
+
+std::chrono::milliseconds Scheduler::jittered(std::chrono::milliseconds base) {
+  if (jitter_ <= 0) return base;
+  std::lock_guard lock(rng_mu_);
+  std::uniform_real_distribution<double> d(-jitter_, jitter_);
+  auto ms = static_cast<int64_t>(static_cast<double>(base.count()) * (1.0 + d(rng_)));
+  return std::chrono::milliseconds(std::max<int64_t>(ms, 1));
+}
+
+bool Scheduler::runWithDeadline(Slot& slot) {
+  auto& src = slot.source;
+  if (slot.pending.valid()) {
+    // The previous run is still stuck: do not start another one on top of it.
+    if (slot.pending.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      std::lock_guard lock(publish_mu_);
+      slot.status.success = false;
+      slot.status.last_error = "timed out: the previous run is still running past its " +
+                               std::to_string(slot.schedule.timeout.count()) + "ms timeout";
+      ++slot.status.failures_total;
+      return false;
+    }
+    slot.pending = {};
+  }
+  auto state = std::make_shared<RunState>();
+  auto future = state->promise.get_future();
+  auto started = Clock::now();
+  std::thread([state, src, ctx = ctx_] {
+    try {
+      state->promise.set_value(src->collect(ctx));
+    } catch (const std::exception& e) {
+      Collection c;
+      c.failed = true;
+      c.addError(std::string("exception: ") + e.what());
+      state->promise.set_value(std::move(c));
+    }
+  }).detach();
+
+  bool in_time = future.wait_for(slot.schedule.timeout) == std::future_status::ready;
+  double secs = std::chrono::duration<double>(Clock::now() - started).count();
+
+  std::lock_guard lock(publish_mu_);
+  auto& st = slot.status;
+  ++st.runs_total;
+  st.ran = true;
+  st.duration_seconds = secs;
+  st.last_run = std::chrono::system_clock::now();
+  if (!in_time) {
+    st.success = false;
+    ++st.failures_total;
+    st.last_error = "timed out after " + std::to_string(slot.schedule.timeout.count()) + "ms";
+    slot.pending = std::move(future);
+    log::warn("scheduler", "source timed out",
+              {{"source", st.name}, {"timeout_ms", std::to_string(slot.schedule.timeout.count())}});
+    return false;
+  }
+  Collection result = future.get();
+  st.read_errors_total += result.read_errors;
+  st.success = !result.failed;
+  st.last_error = result.errors.empty() ? "" : result.errors.front();
+  if (result.failed) {
+    ++st.failures_total;
+    slot.last = Collection{};
+    log::warn("scheduler", "source failed", {{"source", st.name}, {"error", st.last_error}});
+  } else {
+    if (result.read_errors > 0) {
+      log::debug("scheduler", "source read errors",
+                 {{"source", st.name},
+                  {"count", std::to_string(result.read_errors)},
+                  {"first", st.last_error}});
+    }
+    slot.last = std::move(result);
+  }
+  return true;
+}
+
+void Scheduler::publishLocked() {
+  auto snap = std::make_shared<Snapshot>();
+  snap->generation = ++generation_;
+  snap->published_at = std::chrono::system_clock::now();
+  snap->complete = true;
+  snap->facts = Value::map();
+  for (auto& slot : slots_) {
+    if (slot->status.ran) {
+      mergeFacts(snap->facts, slot->last.facts);
+    } else {
+      snap->complete = false;
+    }
+    snap->sources.push_back(slot->status);
+    snap->renderers.push_back(slot->source);
+  }
+  for (auto& stage : stages_) {
+    stage->apply(*snap);
+    snap->renderers.push_back(stage);
+  }
+  store_.publish(std::move(snap));
+}
+
+void Scheduler::loop(Slot& slot) {
+  // The first run starts at once (readiness waits for it); later runs are spaced by the interval
+  // shifted by random jitter, which also spreads a fleet started together over the interval.
+  auto next = Clock::now();
+  while (true) {
+    {
+      std::unique_lock lock(stop_mu_);
+      if (stop_cv_.wait_until(lock, next, [this] { return stopping_; })) return;
+    }
+    runWithDeadline(slot);
+    {
+      std::lock_guard lock(stop_mu_);
+      if (stopping_) return;
+    }
+    {
+      std::lock_guard lock(publish_mu_);
+      publishLocked();
+    }
+    next = std::max(Clock::now(), next + jittered(slot.schedule.interval));
+  }
+}
+
+void Scheduler::start() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = false;
+  }
+  for (auto& slot : slots_) threads_.emplace_back([this, s = slot.get()] { loop(*s); });
+}
+
+void Scheduler::stop() {
+  {
+    std::lock_guard lock(stop_mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void Scheduler::runOnce() {
+  std::vector<std::thread> workers;
+  for (auto& slot : slots_) workers.emplace_back([this, s = slot.get()] { runWithDeadline(*s); });
+  for (auto& w : workers) w.join();
+  std::lock_guard lock(publish_mu_);
+  publishLocked();
+}
+
+}  // namespace fabricwatch::core

@@ -1,0 +1,78 @@
+#pragma once
+// Runs sources on their own intervals (with jitter) and deadlines, and publishes a new snapshot
+// after every run: the facts of all sources merged, then each stage applied in order.
+//
+// A source that overruns its timeout is reported failed ("timed out") at the deadline and is
+// not started again until the stuck run returns, so a hung read can neither pile up threads nor
+// delay a scrape. stop() returns promptly; a run still stuck in the kernel is abandoned.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/snapshot.h"
+#include "core/source.h"
+
+namespace fabricwatch::core {
+
+struct Schedule {
+  std::chrono::milliseconds interval{30000};
+  std::chrono::milliseconds timeout{10000};
+};
+
+class Scheduler {
+ public:
+  // jitter: fraction of the interval (0..0.5) by which each run start is randomly shifted.
+  Scheduler(SnapshotStore& store, CollectContext ctx, double jitter = 0.1,
+            uint64_t seed = std::random_device{}());
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  void addSource(std::shared_ptr<Source> source, Schedule schedule);
+  void addStage(std::shared_ptr<Stage> stage);
+  // Takes over the statuses, facts and generation of a stopped scheduler whose sources have the
+  // same names, so that a reload keeps what is known instead of starting from empty.
+  void carryOver(Scheduler& previous);
+
+  // Background mode: one thread per source.
+  void start();
+  void stop();
+  // One-shot mode (`facts`, `check`): runs every source once, concurrently, each bounded by its
+  // timeout, then publishes.
+  void runOnce();
+
+ private:
+  struct Slot;
+  void loop(Slot& slot);
+  // Runs one collection with the slot's deadline; true if it finished in time.
+  bool runWithDeadline(Slot& slot);
+  void publishLocked();
+  std::chrono::milliseconds jittered(std::chrono::milliseconds base);
+
+  SnapshotStore& store_;
+  CollectContext ctx_;
+  double jitter_;
+  std::mt19937_64 rng_;
+  std::mutex rng_mu_;
+
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::vector<std::shared_ptr<Stage>> stages_;
+  std::mutex publish_mu_;  // guards slot results and generation_
+  uint64_t generation_ = 0;
+
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace fabricwatch::core

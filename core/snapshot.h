@@ -1,0 +1,66 @@
+#pragma once
+// An immutable view of everything known about the node at one moment. Each change builds a new
+// Snapshot and publishes it with one atomic pointer swap; a scrape renders whichever snapshot
+// is current and never waits for a probe.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/source.h"
+#include "core/value.h"
+
+namespace fabricwatch::core {
+
+struct SourceStatus {
+  std::string name;
+  bool ran = false;      // finished at least one run
+  bool success = false;  // the last run finished in time and did not fail as a whole
+  double duration_seconds = 0;
+  uint64_t runs_total = 0;
+  uint64_t failures_total = 0;
+  uint64_t read_errors_total = 0;
+  std::chrono::system_clock::time_point last_run{};
+  std::string last_error;
+};
+
+struct Violation {
+  std::string pack;
+  std::string rule;
+  std::string severity;  // critical | warning | info
+  std::string subject;   // "node" or a workload (pod/container/pid)
+  std::string message;
+  std::string remediation;
+};
+
+struct Snapshot {
+  uint64_t generation = 0;
+  std::chrono::system_clock::time_point published_at{};
+  bool complete = false;  // every source has run at least once (/readyz)
+  Value facts = Value::map();
+  std::vector<SourceStatus> sources;
+  std::vector<Violation> violations;
+  // State that stages keep for the API (e.g. status["policy"]: packs, resource group).
+  Value status = Value::map();
+  // Who renders metrics for this snapshot: its sources and stages.
+  std::vector<std::shared_ptr<const MetricRenderer>> renderers;
+};
+
+class SnapshotStore {
+ public:
+  std::shared_ptr<const Snapshot> load() const { return current_.load(std::memory_order_acquire); }
+  void publish(std::shared_ptr<const Snapshot> s) {
+    current_.store(std::move(s), std::memory_order_release);
+  }
+
+ private:
+  std::atomic<std::shared_ptr<const Snapshot>> current_;
+};
+
+// Deep-merges src's map entries into dst (maps merge key by key; anything else replaces).
+void mergeFacts(Value& dst, const Value& src);
+
+}  // namespace fabricwatch::core

@@ -1,0 +1,57 @@
+#pragma once
+// The seams of the snapshot pipeline. A Source gathers one kind of facts (RDMA devices, hugepages,
+// TCP probe results ...); a Stage derives more from a finished document (policy violations).
+// Both may turn the published snapshot into metric families at scrape time.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/metrics.h"
+#include "core/value.h"
+
+namespace fabricwatch::core {
+
+struct Snapshot;
+
+struct CollectContext {
+  std::string rootfs = "/";  // every file read goes through this host root
+};
+
+// What one run of a source produced. `facts` is a map deep-merged into the document's top level.
+struct Collection {
+  Value facts = Value::map();
+  // Files that exist but could not be read or parsed; the facts they hold stay absent.
+  uint64_t read_errors = 0;
+  std::vector<std::string> errors;  // the first few, for logs and the API
+  // Set when the source failed as a whole (nothing usable); its previous facts are dropped.
+  bool failed = false;
+
+  void addError(std::string msg) {
+    ++read_errors;
+    if (errors.size() < 16) errors.push_back(std::move(msg));
+  }
+};
+
+class MetricRenderer {
+ public:
+  virtual ~MetricRenderer() = default;
+  // Appends metric families derived from the snapshot. Called on every scrape: keep it cheap,
+  // never block, never do I/O.
+  virtual void renderMetrics(const Snapshot& snapshot, MetricFamilies& out) const {}
+};
+
+class Source : public MetricRenderer {
+ public:
+  virtual std::string_view name() const = 0;
+  virtual Collection collect(const CollectContext& ctx) = 0;
+};
+
+class Stage : public MetricRenderer {
+ public:
+  virtual std::string_view name() const = 0;
+  // Runs on each new snapshot before it is published (e.g. evaluates policies into violations).
+  virtual void apply(Snapshot& snapshot) = 0;
+};
+
+}  // namespace fabricwatch::core

@@ -1,0 +1,59 @@
+#include <signal.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+#include "core/log.h"
+#include "exporter/commands.h"
+#include "exporter/config_flags.h"
+#include "exporter/daemon.h"
+
+namespace fabricwatch::exporter {
+
+int runServe(const Args& args) {
+  FlagSet flags(
+      "usage: fabricwatch serve [flags]\n\n"
+      "Collects node facts on their intervals and serves /metrics, /healthz, /readyz and "
+      "/api/v1/*.\n"
+      "SIGHUP reloads --config.file; SIGTERM or SIGINT stops.");
+  addConfigFlags(flags, {.web = true});
+  flags.addBool("help", "Show this help.");
+  if (auto err = flags.parse(args)) {
+    std::cerr << "fabricwatch serve: " << *err << "\n\n" << flags.help();
+    return kExitUsage;
+  }
+  if (flags.getBool("help")) {
+    std::cout << flags.help();
+    return kExitOk;
+  }
+  if (!flags.positional().empty()) {
+    std::cerr << "fabricwatch serve: unexpected argument \"" << flags.positional().front()
+              << "\"\n";
+    return kExitUsage;
+  }
+  config::LoadResult r = loadConfigWithFlags(flags);
+  if (!r.ok()) {
+    std::cerr << core::formatAll(r.problems);
+    return kExitUsage;
+  }
+  // Signals are taken synchronously by sigwait, so block them before any thread starts.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  Daemon daemon(flags, std::move(r.config));
+  if (auto st = daemon.start(); !st) {
+    core::log::error("exporter", "cannot start", {{"error", st.message()}});
+    return 1;
+  }
+  int rc = serveUntilSignalled(daemon);
+  core::log::info("exporter", "stopped");
+  std::fflush(nullptr);
+  std::_Exit(rc);
+}
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,26 @@
+#pragma once
+// The flags that override configuration keys, shared by the commands that load a configuration,
+// and the one place that turns "file or embedded default, then flags" into a Config.
+
+#include <optional>
+#include <string>
+
+#include "config/loader.h"
+#include "exporter/flags.h"
+
+namespace fabricwatch::exporter {
+
+struct ConfigFlagOptions {
+  bool web = false;  // --web.* flags (serve only)
+};
+
+void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts);
+
+// Loads --config.file (or the embedded default) and applies flag overrides. Problems are
+// positioned diagnostics (flags report as "flag --name").
+config::LoadResult loadConfigWithFlags(const FlagSet& flags);
+
+// Applies flag overrides to an already loaded configuration (used again on reload).
+void applyFlagOverrides(const FlagSet& flags, config::LoadResult& result);
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,133 @@
+#include "exporter/daemon.h"
+
+#include <prometheus/text_serializer.h>
+#include <signal.h>
+
+#include <sstream>
+
+#include "core/log.h"
+#include "exporter/api.h"
+#include "exporter/config_flags.h"
+#include "exporter/pipeline.h"
+#include "exporter/process_metrics.h"
+
+namespace fabricwatch::exporter {
+
+Daemon::Daemon(const FlagSet& flags, config::Config initial)
+    : flags_(flags), config_(std::move(initial)) {
+  applyLogging(config_);
+  self_.configReloaded(true);
+  http_.observe([this](const std::string& route, int status, double secs) {
+    self_.observeRequest(route, status, secs);
+  });
+  http_.route("/metrics", [this](const HttpRequest&) {
+    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", renderMetrics()};
+  });
+  http_.route("/healthz", [](const HttpRequest&) { return healthz(); });
+  http_.route("/readyz", [this](const HttpRequest&) { return readyz(store_.load().get()); });
+  http_.route("/api/v1/facts",
+              [this](const HttpRequest&) { return factsJson(store_.load().get()); });
+  http_.route("/api/v1/violations",
+              [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
+  http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
+}
+
+Daemon::~Daemon() { stop(); }
+
+void Daemon::applyLogging(const config::Config& c) {
+  core::log::setLevel(c.log.level);
+  core::log::setFormat(c.log.format);
+}
+
+std::string Daemon::renderMetrics() {
+  auto families = self_.registry()->Collect();
+  auto snapshot_families = collector_.Collect();
+  std::move(snapshot_families.begin(), snapshot_families.end(), std::back_inserter(families));
+  appendProcessMetrics(families);
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+core::Status Daemon::start() {
+  HttpOptions opts;
+  opts.listen_address = config_.web.listen_address;
+  opts.threads = config_.web.threads;
+  opts.max_request_bytes = config_.web.max_request_bytes;
+  opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
+  if (auto st = http_.start(opts); !st) return st;
+  scheduler_ = buildScheduler(config_, store_);
+  scheduler_->start();
+  core::log::info("exporter", "listening",
+                  {{"address", config_.web.listen_address},
+                   {"port", std::to_string(http_.port())},
+                   {"rootfs", config_.host.rootfs}});
+  return core::Status::Ok();
+}
+
+bool Daemon::reload() {
+  if (!flags_.isSet("config.file")) {
+    core::log::info("exporter",
+                    "reload requested; running on the embedded default, nothing to reload");
+    self_.configReloaded(true);
+    return true;
+  }
+  config::LoadResult r = loadConfigWithFlags(flags_);
+  if (!r.ok()) {
+    self_.configReloaded(false);
+    for (const auto& d : r.problems)
+      core::log::error("config", "invalid configuration, keeping the running one",
+                       {{"problem", d.format()}});
+    return false;
+  }
+  const auto& w = r.config.web;
+  if (w.listen_address != config_.web.listen_address || w.threads != config_.web.threads ||
+      w.max_request_bytes != config_.web.max_request_bytes ||
+      w.request_timeout != config_.web.request_timeout) {
+    core::log::warn("config", "changes under [web] take effect after a restart");
+  }
+  applyLogging(r.config);
+  auto next = buildScheduler(r.config, store_);
+  scheduler_->stop();
+  next->carryOver(*scheduler_);
+  scheduler_ = std::move(next);
+  scheduler_->start();
+  config_ = std::move(r.config);
+  self_.configReloaded(true);
+  core::log::info("config", "configuration reloaded", {{"file", flags_.get("config.file")}});
+  return true;
+}
+
+void Daemon::stopCollecting() {
+  if (scheduler_) scheduler_->stop();
+}
+
+void Daemon::stop() {
+  if (scheduler_) scheduler_->stop();
+  http_.stop();
+}
+
+int serveUntilSignalled(Daemon& daemon) {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  while (true) {
+    int sig = 0;
+    if (sigwait(&set, &sig) != 0) continue;
+    if (sig == SIGHUP) {
+      daemon.reload();
+      continue;
+    }
+    core::log::info("exporter", "shutting down",
+                    {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    // Stop collecting; the listener is not joined: civetweb's mg_stop() takes ~1.7 s to wind
+    // down its poll loop, and a daemon must stop within a second. Nothing is left to flush, so
+    // the caller exits the process without running destructors under live server threads.
+    daemon.stopCollecting();
+    return 0;
+  }
+}
+
+}  // namespace fabricwatch::exporter

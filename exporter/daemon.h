@@ -1,0 +1,52 @@
+#pragma once
+// `fabricwatch serve`: the HTTP server and the snapshot pipeline, until SIGTERM/SIGINT; SIGHUP
+// reloads the configuration after a dry run (an invalid file keeps the running one).
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "config/loader.h"
+#include "core/scheduler.h"
+#include "core/snapshot.h"
+#include "exporter/flags.h"
+#include "exporter/http_server.h"
+#include "exporter/self_metrics.h"
+#include "exporter/snapshot_collector.h"
+
+namespace fabricwatch::exporter {
+
+class Daemon {
+ public:
+  Daemon(const FlagSet& flags, config::Config initial);
+  ~Daemon();
+
+  // Binds the listener and starts collecting. An error means nothing was started.
+  core::Status start();
+  // SIGHUP: re-reads --config.file; true if the new configuration was applied.
+  bool reload();
+  void stop();
+  // Stops the scheduler only (shutdown path; see serveUntilSignalled).
+  void stopCollecting();
+
+  int port() const { return http_.port(); }
+  const core::SnapshotStore& store() const { return store_; }
+
+ private:
+  void applyLogging(const config::Config& c);
+  std::string renderMetrics();
+
+  const FlagSet& flags_;
+  config::Config config_;
+  core::SnapshotStore store_;
+  SelfMetrics self_;
+  SnapshotCollector collector_{store_};
+  HttpServer http_;
+  std::unique_ptr<core::Scheduler> scheduler_;
+};
+
+// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and
+// then waits for them: stop on TERM/INT, reload on HUP.
+int serveUntilSignalled(Daemon& daemon);
+
+}  // namespace fabricwatch::exporter

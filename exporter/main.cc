@@ -1,0 +1,49 @@
+// fabricwatch: interconnect and configuration health for GPU training nodes.
+#include <cstring>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "exporter/commands.h"
+
+namespace {
+
+using fabricwatch::exporter::Args;
+
+const char* kUsage =
+    "usage: fabricwatch COMMAND [flags]\n\n"
+    "Commands:\n"
+    "  serve            run the daemon: collect facts, serve /metrics and /api/v1/*\n"
+    "  facts            collect once and print the facts document (json or yaml)\n"
+    "  config validate  check configuration files; problems as FILE:LINE:COL: message\n"
+    "  config default   print the embedded default configuration\n"
+    "  version          print version, revision and build flags\n\n"
+    "Run 'fabricwatch COMMAND --help' for a command's flags.\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace ex = fabricwatch::exporter;
+  const std::map<std::string, std::function<int(const Args&)>> commands = {
+      {"serve", ex::runServe},
+      {"facts", ex::runFacts},
+      {"config", ex::runConfig},
+      {"version", ex::runVersion},
+  };
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return ex::kExitUsage;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    std::cout << kUsage;
+    return ex::kExitOk;
+  }
+  if (cmd == "--version") cmd = "version";
+  auto it = commands.find(cmd);
+  if (it == commands.end()) {
+    std::cerr << "fabricwatch: unknown command \"" << cmd << "\"\n\n" << kUsage;
+    return ex::kExitUsage;
+  }
+  return it->second(Args(argv + 2, argv + argc));
+}

@@ -1,0 +1,71 @@
+#pragma once
+// A subset of CEL (the Common Expression Language of Kubernetes ValidatingAdmissionPolicy),
+// evaluated over the facts document. Parse and check once with compile(); evaluate many times,
+// from any thread. Evaluation never throws and is bounded by a cost limit.
+//
+// docs/policy-language.md specifies the language.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/value.h"
+
+namespace fabricwatch::policy::expr {
+
+// 1-based position inside the expression text.
+struct Position {
+  int line = 1;
+  int column = 1;
+};
+
+struct ExprError {
+  Position pos;
+  std::string message;
+};
+
+struct CompileOptions {
+  // Top-level identifiers the expression may use (e.g. "rdma", "memory", "variables", "workload").
+  // Empty: any identifier is accepted and resolved at evaluation time.
+  std::vector<std::string> identifiers;
+};
+
+// The names visible to one evaluation. Values are borrowed: they must outlive evaluate().
+class Activation {
+ public:
+  void bind(std::string name, const core::Value* value) { names_[std::move(name)] = value; }
+  const core::Value* lookup(std::string_view name) const {
+    auto it = names_.find(name);
+    return it == names_.end() ? nullptr : it->second;
+  }
+
+ private:
+  std::map<std::string, const core::Value*, std::less<>> names_;
+};
+
+struct EvalOptions {
+  uint64_t cost_limit = 1'000'000;  // abstract steps; exceeding it is an evaluation error
+};
+
+struct EvalResult {
+  core::Value value;              // meaningful when ok()
+  std::vector<ExprError> errors;  // non-empty on failure (no such key, type mismatch, cost ...)
+  uint64_t cost = 0;
+  bool ok() const { return errors.empty(); }
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual EvalResult evaluate(const Activation& activation, const EvalOptions& opts = {}) const = 0;
+  virtual const std::string& source() const = 0;
+};
+
+using CompileResult = std::variant<std::shared_ptr<const Program>, ExprError>;
+CompileResult compile(std::string_view source, const CompileOptions& opts = {});
+
+}  // namespace fabricwatch::policy::expr

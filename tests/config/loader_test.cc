@@ -1,0 +1,171 @@
+#include "config/loader.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::config {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The one problem a text produces, as "line:col: message".
+std::string problem(const std::string& text, const LoadOptions& opts = {}) {
+  auto r = loadConfig(text, "t.toml", opts);
+  if (r.problems.size() != 1)
+    return "expected 1 problem, got " + std::to_string(r.problems.size()) + "\n" +
+           core::formatAll(r.problems);
+  const auto& d = r.problems[0];
+  return std::to_string(d.line) + ":" + std::to_string(d.column) + ": " + d.message;
+}
+
+TEST(LoaderTest, EmbeddedDefaultIsValidAndMatchesStructDefaults) {
+  auto r = loadEmbeddedDefault({{"kernel"}});
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  Config plain;
+  EXPECT_EQ(r.config.web.listen_address, plain.web.listen_address);
+  EXPECT_EQ(r.config.web.threads, plain.web.threads);
+  EXPECT_EQ(r.config.web.max_request_bytes, plain.web.max_request_bytes);
+  EXPECT_EQ(r.config.web.request_timeout, plain.web.request_timeout);
+  EXPECT_EQ(r.config.collect.interval, plain.collect.interval);
+  EXPECT_EQ(r.config.collect.timeout, plain.collect.timeout);
+  EXPECT_EQ(r.config.collect.jitter, plain.collect.jitter);
+  EXPECT_EQ(r.config.host.rootfs, plain.host.rootfs);
+  EXPECT_EQ(r.config.log.level, plain.log.level);
+  EXPECT_EQ(r.config.log.format, plain.log.format);
+}
+
+TEST(LoaderTest, ShippedFileIsTheEmbeddedDefault) {
+  testing::TempDir d;
+  auto shipped = loadConfigFile(testing::sourceDir() + "/config/fabricwatch.toml");
+  ASSERT_TRUE(shipped.ok()) << core::formatAll(shipped.problems);
+  std::ifstream in(testing::sourceDir() + "/config/fabricwatch.toml");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, embeddedDefaultToml());
+}
+
+TEST(LoaderTest, ReadsEveryKey) {
+  auto r = loadConfig(R"(
+[web]
+listen_address = "127.0.0.1:9999"
+threads = 8
+max_request_bytes = 4096
+request_timeout = "2s"
+[log]
+level = "debug"
+format = "json"
+[host]
+rootfs = "/host"
+[collect]
+interval = "1m"
+timeout = "5s"
+jitter = 0.25
+[collect.sources.kernel]
+enabled = false
+interval = "2m"
+timeout = "1s"
+)",
+                      "t.toml");
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  const Config& c = r.config;
+  EXPECT_EQ(c.web.listen_address, "127.0.0.1:9999");
+  EXPECT_EQ(c.web.threads, 8);
+  EXPECT_EQ(c.web.max_request_bytes, 4096);
+  EXPECT_EQ(c.web.request_timeout, milliseconds(2000));
+  EXPECT_EQ(c.log.level, core::log::Level::kDebug);
+  EXPECT_EQ(c.log.format, core::log::Format::kJson);
+  EXPECT_EQ(c.host.rootfs, "/host");
+  EXPECT_EQ(c.collect.interval, milliseconds(60000));
+  EXPECT_EQ(c.collect.timeout, milliseconds(5000));
+  EXPECT_DOUBLE_EQ(c.collect.jitter, 0.25);
+  auto k = c.sourceConfig("kernel");
+  EXPECT_FALSE(k.enabled);
+  EXPECT_EQ(k.interval, milliseconds(120000));
+  EXPECT_EQ(k.timeout, milliseconds(1000));
+  auto other = c.sourceConfig("rdma");
+  EXPECT_TRUE(other.enabled);
+  EXPECT_EQ(other.interval, milliseconds(60000)) << "sources inherit [collect]";
+}
+
+TEST(LoaderTest, UnknownKeyIsPositioned) {
+  EXPECT_EQ(problem("[web]\nlisten_adress = \":1\"\n"), "2:1: unknown key \"web.listen_adress\"");
+}
+
+TEST(LoaderTest, UnknownTableIsPositioned) {
+  EXPECT_EQ(problem("[webb]\nx = 1\n"), "1:2: unknown table [webb]");
+}
+
+TEST(LoaderTest, WrongTypeIsPositioned) {
+  EXPECT_EQ(problem("[web]\nthreads = \"four\"\n"), "2:11: expected an integer, got string");
+  EXPECT_EQ(problem("[collect.sources.kernel]\nenabled = 1\n"),
+            "2:11: expected true or false, got integer");
+}
+
+TEST(LoaderTest, OutOfRangeIsPositioned) {
+  EXPECT_EQ(problem("[web]\nthreads = 0\n"), "2:11: value 0 out of range [1, 64]");
+  EXPECT_EQ(problem("[collect]\njitter = 0.9\n"), "2:10: value 0.9 out of range [0, 0.5]");
+  EXPECT_EQ(problem("[collect]\ninterval = \"10ms\"\ntimeout = \"50ms\"\n"),
+            "2:12: duration \"10ms\" out of range [100ms, 24h]");
+}
+
+TEST(LoaderTest, BadDurationIsPositioned) {
+  EXPECT_EQ(problem("[collect]\ninterval = \"5 parsecs\"\n"),
+            "2:12: bad duration \"5 parsecs\": use a number with a unit (ms, s, m, h, d), e.g. "
+            "\"30s\" or \"1m30s\"");
+}
+
+TEST(LoaderTest, BadEnumsAndAddressesArePositioned) {
+  EXPECT_EQ(problem("[log]\nlevel = \"loud\"\n"),
+            "2:9: unknown log level \"loud\": use debug, info, warn or error");
+  EXPECT_EQ(problem("[log]\nformat = \"xml\"\n"),
+            "2:10: unknown log format \"xml\": use logfmt or json");
+  EXPECT_EQ(problem("[web]\nlisten_address = \"localhost\"\n"),
+            "2:18: listen address \"localhost\" must be HOST:PORT or :PORT");
+  EXPECT_EQ(problem("[web]\nlisten_address = \":99999\"\n"),
+            "2:18: listen address \":99999\" has no valid port (0-65535)");
+  EXPECT_EQ(problem("[host]\nrootfs = \"host\"\n"),
+            "2:10: rootfs \"host\" must be an absolute path");
+}
+
+TEST(LoaderTest, UnknownSourceIsPositionedWhenSourcesAreKnown) {
+  EXPECT_EQ(problem("[collect.sources.rdmaa]\nenabled = true\n", {{"kernel", "rdma"}}),
+            "1:18: unknown source \"rdmaa\" (known: kernel, rdma)");
+}
+
+TEST(LoaderTest, SyntaxErrorIsPositioned) {
+  auto r = loadConfig("[web]\nthreads = = 4\n", "t.toml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].line, 2);
+  EXPECT_GT(r.problems[0].column, 0);
+  EXPECT_EQ(r.problems[0].snippet, "threads = = 4");
+}
+
+TEST(LoaderTest, DuplicateKeyIsASyntaxError) {
+  auto r = loadConfig("[web]\nthreads = 4\nthreads = 5\n", "t.toml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].line, 3);
+}
+
+TEST(LoaderTest, ReportsEveryProblemNotJustTheFirst) {
+  auto r = loadConfig("[web]\nthreads = 0\nbogus = 1\n[log]\nlevel = \"x\"\n", "t.toml");
+  EXPECT_EQ(r.problems.size(), 3u);
+}
+
+TEST(LoaderTest, TimeoutLongerThanIntervalIsRejected) {
+  auto r = loadConfig("[collect]\ninterval = \"1s\"\ntimeout = \"2s\"\n", "t.toml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].message, "collect.timeout (2s) must not exceed collect.interval (1s)");
+}
+
+TEST(LoaderTest, MissingFileIsAProblemNotACrash) {
+  auto r = loadConfigFile("/nonexistent/fabricwatch.toml");
+  ASSERT_EQ(r.problems.size(), 1u);
+  EXPECT_EQ(r.problems[0].format(),
+            "/nonexistent/fabricwatch.toml: cannot read configuration file");
+}
+
+}  // namespace
+}  // namespace fabricwatch::config

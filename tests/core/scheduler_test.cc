@@ -1,0 +1,166 @@
+#include "core/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace fabricwatch::core {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A source whose behaviour each test sets: counts runs, can fail, hang or throw.
+class FakeSource : public Source {
+ public:
+  explicit FakeSource(std::string name) : name_(std::move(name)) {}
+  std::string_view name() const override { return name_; }
+  Collection collect(const CollectContext& ctx) override {
+    int run = ++runs;
+    if (hang_for.count() > 0) std::this_thread::sleep_for(hang_for);
+    if (throws) throw std::runtime_error("boom");
+    Collection c;
+    c.facts[name_] = Value::map({{"run", run}, {"rootfs", ctx.rootfs}});
+    if (fail) {
+      c.failed = true;
+      c.addError("whole source failed");
+    }
+    if (read_errors) c.addError("/sys/x: Permission denied");
+    return c;
+  }
+  std::atomic<int> runs{0};
+  std::chrono::milliseconds hang_for{0};
+  bool fail = false;
+  bool throws = false;
+  bool read_errors = false;
+
+ private:
+  std::string name_;
+};
+
+class CountingStage : public Stage {
+ public:
+  std::string_view name() const override { return "count"; }
+  void apply(Snapshot& s) override {
+    s.violations.push_back(
+        Violation{"p", "r", "warning", "node", "sources=" + std::to_string(s.sources.size()), ""});
+  }
+};
+
+// Polls until pred holds or the deadline passes (no fixed sleeps).
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds deadline = 5s) {
+  auto end = std::chrono::steady_clock::now() + deadline;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(2ms);
+  }
+  return pred();
+}
+
+TEST(SchedulerTest, RunOnceMergesAllSourcesAndAppliesStages) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{"/fixture"}, 0);
+  s.addSource(std::make_shared<FakeSource>("a"), {});
+  s.addSource(std::make_shared<FakeSource>("b"), {});
+  s.addStage(std::make_shared<CountingStage>());
+  s.runOnce();
+  auto snap = store.load();
+  ASSERT_NE(snap, nullptr);
+  EXPECT_TRUE(snap->complete);
+  EXPECT_EQ(snap->generation, 1u);
+  EXPECT_EQ(snap->facts.findPath("a.run")->asInt(), 1);
+  EXPECT_EQ(snap->facts.findPath("b.rootfs")->asString(), "/fixture");
+  ASSERT_EQ(snap->violations.size(), 1u);
+  EXPECT_EQ(snap->violations[0].message, "sources=2");
+  EXPECT_EQ(snap->renderers.size(), 3u);
+}
+
+TEST(SchedulerTest, TimeoutIsReportedAtTheDeadlineAndDoesNotPileUp) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  auto slow = std::make_shared<FakeSource>("slow");
+  slow->hang_for = 400ms;
+  s.addSource(slow, Schedule{20ms, 50ms});
+  auto started = std::chrono::steady_clock::now();
+  s.start();
+  ASSERT_TRUE(eventually([&] {
+    auto p = store.load();
+    return p && !p->sources.empty() && p->sources[0].ran;
+  }));
+  auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_LT(waited, 350ms)
+      << "the timeout must be reported at the deadline, not when the run returns";
+  auto snap = store.load();
+  EXPECT_FALSE(snap->sources[0].success);
+  EXPECT_NE(snap->sources[0].last_error.find("timed out"), std::string::npos);
+  EXPECT_EQ(snap->facts.find("slow"), nullptr) << "a timed-out run publishes no facts";
+  // While the first run hangs, no second run starts on top of it.
+  std::this_thread::sleep_for(150ms);
+  EXPECT_EQ(slow->runs.load(), 1);
+  s.stop();
+}
+
+TEST(SchedulerTest, FailedAndThrowingSourcesAreCountedNotFatal) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  auto failing = std::make_shared<FakeSource>("failing");
+  failing->fail = true;
+  auto throwing = std::make_shared<FakeSource>("throwing");
+  throwing->throws = true;
+  auto partial = std::make_shared<FakeSource>("partial");
+  partial->read_errors = true;
+  s.addSource(failing, {});
+  s.addSource(throwing, {});
+  s.addSource(partial, {});
+  s.runOnce();
+  auto snap = store.load();
+  EXPECT_FALSE(snap->sources[0].success);
+  EXPECT_EQ(snap->sources[0].failures_total, 1u);
+  EXPECT_FALSE(snap->sources[1].success);
+  EXPECT_NE(snap->sources[1].last_error.find("boom"), std::string::npos);
+  EXPECT_TRUE(snap->sources[2].success) << "read errors leave facts absent but the source succeeds";
+  EXPECT_EQ(snap->sources[2].read_errors_total, 1u);
+  EXPECT_NE(snap->facts.find("partial"), nullptr);
+  EXPECT_EQ(snap->facts.find("failing"), nullptr);
+}
+
+TEST(SchedulerTest, RunsRepeatedlyOnItsIntervalAndStopsPromptly) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0.2, /*seed=*/42);
+  auto fast = std::make_shared<FakeSource>("fast");
+  s.addSource(fast, Schedule{10ms, 10ms});
+  s.addSource(std::make_shared<FakeSource>("slowpoke"), Schedule{std::chrono::hours(1), 1s});
+  s.start();
+  ASSERT_TRUE(eventually([&] { return fast->runs.load() >= 5; }));
+  ASSERT_TRUE(eventually([&] {
+    auto p = store.load();
+    return p && p->complete;
+  }));
+  auto before = std::chrono::steady_clock::now();
+  s.stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 500ms);
+  int runs = fast->runs.load();
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(fast->runs.load(), runs);
+  EXPECT_GE(store.load()->generation, 5u);
+}
+
+TEST(SchedulerTest, CarryOverKeepsFactsUntilSourcesRunAgain) {
+  SnapshotStore store;
+  Scheduler first(store, CollectContext{}, 0);
+  first.addSource(std::make_shared<FakeSource>("a"), {});
+  first.runOnce();
+  Scheduler second(store, CollectContext{}, 0);
+  second.addSource(std::make_shared<FakeSource>("a"), Schedule{std::chrono::hours(1), 1s});
+  second.addSource(std::make_shared<FakeSource>("b"), Schedule{std::chrono::hours(1), 1s});
+  second.carryOver(first);
+  second.runOnce();
+  auto snap = store.load();
+  EXPECT_EQ(snap->generation, 2u);
+  EXPECT_EQ(snap->sources[0].runs_total, 2u);
+}
+
+}  // namespace
+}  // namespace fabricwatch::core

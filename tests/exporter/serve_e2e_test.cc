@@ -1,0 +1,159 @@
+// End-to-end: the real binary, started on a fixture root and a free port, scraped over HTTP.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <thread>
+
+#include "tests/support/daemon.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A minimal host root: what the kernel source reads.
+TempDir makeRoot() {
+  TempDir root;
+  root.write("proc/sys/kernel/osrelease", "6.1.0-18-amd64\n");
+  root.write("proc/sys/kernel/hostname", "gpu-node-7\n");
+  return root;
+}
+
+// The value of an unlabelled or labelled sample line starting with `series`, or nullopt.
+std::optional<double> sample(const std::string& metrics, const std::string& series) {
+  size_t pos = 0;
+  while ((pos = metrics.find(series + " ", pos)) != std::string::npos) {
+    if (pos == 0 || metrics[pos - 1] == '\n') {
+      auto end = metrics.find('\n', pos);
+      return std::stod(metrics.substr(pos + series.size() + 1, end - pos - series.size() - 1));
+    }
+    ++pos;
+  }
+  return std::nullopt;
+}
+
+TEST(ServeE2ETest, ServesMetricsHealthReadinessAndFacts) {
+  TempDir root = makeRoot();
+  auto d = startDaemon({"--path.rootfs=" + root.path()});
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200)) << d.process->stderrText();
+  EXPECT_EQ(d.get("/healthz")->status, 200);
+
+  auto m = d.get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->status, 200);
+  EXPECT_NE(m->headers.find("text/plain; version=0.0.4"), std::string::npos);
+  EXPECT_NE(m->body.find("fabricwatch_build_info{build="), std::string::npos);
+  EXPECT_NE(m->body.find("fabricwatch_kernel_info{release=\"6.1.0-18-amd64\"} 1"),
+            std::string::npos)
+      << m->body;
+  EXPECT_EQ(sample(m->body, "fabricwatch_source_success{source=\"kernel\"}"), 1.0);
+  EXPECT_EQ(sample(m->body, "fabricwatch_config_last_reload_successful"), 1.0);
+  EXPECT_TRUE(sample(m->body, "process_resident_memory_bytes").has_value());
+
+  auto facts = d.get("/api/v1/facts");
+  ASSERT_TRUE(facts);
+  EXPECT_EQ(facts->status, 200);
+  EXPECT_NE(facts->body.find("\"hostname\":\"gpu-node-7\""), std::string::npos) << facts->body;
+  EXPECT_NE(facts->body.find("\"complete\":true"), std::string::npos);
+
+  EXPECT_EQ(d.get("/api/v1/violations")->status, 200);
+  EXPECT_EQ(d.get("/")->status, 200);
+  EXPECT_EQ(d.get("/no/such/page")->status, 404);
+}
+
+TEST(ServeE2ETest, MetricsPassPromtoolLint) {
+  if (!std::filesystem::exists("/usr/bin/promtool"))
+    GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+  TempDir root = makeRoot();
+  auto d = startDaemon({"--path.rootfs=" + root.path()});
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+  d.get("/metrics");  // so that request counters exist in the second scrape
+  auto m = d.get("/metrics");
+  ASSERT_TRUE(m);
+  TempDir tmp;
+  std::string file = tmp.write("metrics.txt", m->body);
+  auto r = runCommand({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + file});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_EQ(r.out + r.err, "") << "promtool found lint problems";
+}
+
+TEST(ServeE2ETest, SigtermStopsWithinASecond) {
+  TempDir root = makeRoot();
+  auto d = startDaemon({"--path.rootfs=" + root.path()});
+  ASSERT_GT(d.port, 0);
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+  auto before = std::chrono::steady_clock::now();
+  d.process->signal(SIGTERM);
+  auto code = d.process->wait(2s);
+  ASSERT_TRUE(code.has_value()) << "still running 2s after SIGTERM";
+  EXPECT_EQ(*code, 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+}
+
+TEST(ServeE2ETest, SigintStopsToo) {
+  TempDir root = makeRoot();
+  auto d = startDaemon({"--path.rootfs=" + root.path()});
+  ASSERT_GT(d.port, 0);
+  d.process->signal(SIGINT);
+  auto code = d.process->wait(2s);
+  ASSERT_TRUE(code.has_value()) << "still running 2s after SIGINT";
+  EXPECT_EQ(*code, 0);
+}
+
+TEST(ServeE2ETest, SighupReloadKeepsRunningConfigWhenTheNewOneIsInvalid) {
+  TempDir root = makeRoot();
+  TempDir cfg;
+  std::string file = cfg.write("fw.toml", "[collect]\ninterval = \"1s\"\ntimeout = \"500ms\"\n");
+  auto d = startDaemon({"--path.rootfs=" + root.path(), "--config.file=" + file});
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+
+  cfg.write("fw.toml", "[collect]\ninterval = \"5 parsecs\"\n");
+  d.process->signal(SIGHUP);
+  ASSERT_TRUE(d.process->waitForStderr("keeping the running one", 5s)) << d.process->stderrText();
+  EXPECT_NE(d.process->stderrText().find("fw.toml:2:12: bad duration"), std::string::npos);
+  auto m = d.get("/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(sample(m->body, "fabricwatch_config_last_reload_successful"), 0.0);
+
+  cfg.write("fw.toml", "[collect]\ninterval = \"2s\"\ntimeout = \"1s\"\n");
+  d.process->signal(SIGHUP);
+  ASSERT_TRUE(d.process->waitForStderr("configuration reloaded", 5s));
+  m = d.get("/metrics");
+  EXPECT_EQ(sample(m->body, "fabricwatch_config_last_reload_successful"), 1.0);
+  EXPECT_EQ(d.get("/readyz")->status, 200) << "facts are carried over a reload";
+}
+
+TEST(ServeE2ETest, InvalidConfigExitsTwoWithPositionedMessages) {
+  TempDir cfg;
+  std::string file =
+      cfg.write("bad.toml", "[web]\nthreads = 0\n[collect]\ninterval = \"5 parsecs\"\n");
+  auto r = runCommand({binaryPath(), "serve", "--config.file=" + file});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(file + ":2:11: value 0 out of range [1, 64]"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(file + ":4:12: bad duration \"5 parsecs\""), std::string::npos) << r.err;
+}
+
+TEST(ServeE2ETest, WebConfigFileIsRefusedNotIgnored) {
+  auto r = runCommand({binaryPath(), "serve", "--web.config.file=/etc/web.yml"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("not supported yet"), std::string::npos) << r.err;
+}
+
+TEST(ServeE2ETest, PortInUseExitsNonZeroWithAClearMessage) {
+  auto first = startDaemon({});
+  ASSERT_GT(first.port, 0);
+  auto r = runCommand(
+      {binaryPath(), "serve", "--web.listen-address=127.0.0.1:" + std::to_string(first.port)});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot listen on"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace fabricwatch::testing

@@ -290,6 +290,12 @@ void validate(LoadResult& r, std::string_view file) {
 
 }  // namespace
 
+std::vector<std::string> knownKeys() {
+  std::vector<std::string> out;
+  for (const auto& k : schema()) out.push_back(k.pattern);
+  return out;
+}
+
 SourceConfig Config::sourceConfig(std::string_view name) const {
   SourceConfig out;
   auto it = collect.sources.find(name);

@@ -27,6 +27,10 @@ LoadResult loadConfig(std::string_view toml_text, std::string_view file_name,
                       const LoadOptions& opts = {});
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts = {});
 
+// Every key the loader accepts, as dotted patterns ("collect.sources.*.interval"); a test keeps
+// docs/configuration.md in step with it.
+std::vector<std::string> knownKeys();
+
 // nullopt when s is a valid HOST:PORT or :PORT listen address, else the problem.
 std::optional<std::string> checkListenAddress(const std::string& s);
 

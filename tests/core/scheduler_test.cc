@@ -81,7 +81,7 @@ TEST(SchedulerTest, TimeoutIsReportedAtTheDeadlineAndDoesNotPileUp) {
   SnapshotStore store;
   Scheduler s(store, CollectContext{}, 0);
   auto slow = std::make_shared<FakeSource>("slow");
-  slow->hang_for = 400ms;
+  slow->hang_for = 1500ms;
   s.addSource(slow, Schedule{20ms, 50ms});
   auto started = std::chrono::steady_clock::now();
   s.start();

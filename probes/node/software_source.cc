@@ -98,6 +98,8 @@ core::Collection SoftwareSource::collect(const core::CollectContext& ctx) {
   }
   if (auto v = fromPackages(efa_pkgs.packages, "aws-ofi-nccl")) {
     ofi["version"] = *v;
+  } else if (auto v = fromPackages(efa_pkgs.packages, "libnccl-ofi")) {
+    ofi["version"] = *v;
   } else if (auto d = deb("aws-ofi-nccl")) {
     ofi["version"] = *d;
   }

@@ -87,7 +87,7 @@ CgroupIdentity parseCgroupIdentity(std::string_view cgroup) {
       std::string_view comp = rest.substr(start, slash - start);
       start = slash + 1;
       // systemd: kubepods-burstable-pod<uid with _>.slice; cgroupfs: pod<uid>
-      if (size_t pp = comp.find("pod");
+      if (size_t pp = comp.rfind("pod");
           pp != std::string_view::npos && !id.pod_uid && (pp == 0 || comp[pp - 1] == '-')) {
         std::string_view uid = comp.substr(pp + 3);
         if (uid.size() > 6 && uid.substr(uid.size() - 6) == ".slice") uid.remove_suffix(6);

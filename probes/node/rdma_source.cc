@@ -181,10 +181,10 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
   auto pinfo = core::gaugeFamily("fabricwatch_rdma_port_info",
                                  "Port link layer and rate text (constant 1).");
   auto counters = core::counterFamily(
-      "fabricwatch_rdma_port_counter_total",
+      "fabricwatch_rdma_port_stat_total",
       "Standard port counters (ports/N/counters), in the kernel's units: port_xmit_data and "
       "port_rcv_data count 4-byte words.");
-  auto hw = core::counterFamily("fabricwatch_rdma_port_hw_counter_total",
+  auto hw = core::counterFamily("fabricwatch_rdma_port_hw_stat_total",
                                 "Driver port counters (ports/N/hw_counters), as the driver reports "
                                 "them (EFA rx_drops, retrans_pkts; mlx5 np_cnp_sent ...).");
   auto str = [](const core::Value& v, const char* k) {
@@ -222,7 +222,7 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
         if (!cs || !cs->isMap()) continue;
         for (const auto& [cname, cv] : cs->asMap()) {
           if (!cv.isNumber()) continue;
-          core::addSample(*fam, {l[0], l[1], {"counter", cname}}, cv.asDouble());
+          core::addSample(*fam, {l[0], l[1], {"stat", cname}}, cv.asDouble());
         }
       }
     }

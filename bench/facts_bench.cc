@@ -3,8 +3,11 @@
 //
 //   cmake -S . -B build -DFW_BUILD_BENCH=ON && make -C build -j2 facts_bench
 //   ./build/bench/facts_bench
+//   cp -a tests/fixtures /dev/shm/fw-fixtures && FW_BENCH_FIXTURES=/dev/shm/fw-fixtures \
+//     ./build/bench/facts_bench
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "core/snapshot.h"
@@ -15,7 +18,12 @@ namespace {
 using fabricwatch::core::Collection;
 using fabricwatch::core::Value;
 
-std::string fixture(const char* name) { return std::string(FW_SOURCE_DIR) + "/tests/fixtures/" + name; }
+// FW_BENCH_FIXTURES points at a copy of tests/fixtures elsewhere (e.g. on tmpfs, whose
+// in-memory lookups resemble sysfs more than a disk file system does).
+std::string fixture(const char* name) {
+  const char* dir = std::getenv("FW_BENCH_FIXTURES");
+  return (dir ? std::string(dir) : std::string(FW_SOURCE_DIR) + "/tests/fixtures") + "/" + name;
+}
 
 // Every node source once, facts merged, as one scheduler round does.
 void collectAll(benchmark::State& state, const char* root_name) {

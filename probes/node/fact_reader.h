@@ -40,6 +40,36 @@ class FactReader {
   core::Collection& c_;
 };
 
+// An open directory of the host, for sources that read many files below one directory (a
+// device's ports and counters): each read is one openat() relative to it instead of a walk of
+// the whole path through the root and the sysfs symlinks again. Same absent/error rules.
+class DirReader {
+ public:
+  DirReader(FactReader& r, std::string host_path);
+  ~DirReader();
+  DirReader(DirReader&& o) noexcept;
+  DirReader& operator=(DirReader&&) = delete;
+  DirReader(const DirReader&) = delete;
+
+  bool isOpen() const { return fd_ >= 0; }
+  const std::string& hostPath() const { return host_path_; }
+  DirReader sub(std::string_view rel) const;
+
+  std::optional<std::string> line(std::string_view rel, bool quiet_einval = false) const;
+  std::optional<int64_t> integer(std::string_view rel, bool quiet_einval = false) const;
+  std::vector<std::string> list(std::string_view rel = {}) const;
+  bool exists(std::string_view rel) const;
+  std::optional<std::string> linkName(std::string_view rel) const;
+  std::optional<std::string> linkTarget(std::string_view rel) const;
+
+ private:
+  DirReader(FactReader& r, std::string host_path, int fd)
+      : r_(&r), host_path_(std::move(host_path)), fd_(fd) {}
+  FactReader* r_;
+  std::string host_path_;
+  int fd_ = -1;
+};
+
 // "42", "0x1a" -> value; nullopt when the text is not wholly an integer.
 std::optional<int64_t> parseInteger(std::string_view text);
 std::string joinPath(std::string_view dir, std::string_view name);

@@ -8,18 +8,19 @@ namespace fabricwatch::probes::node {
 PciFunction readPciFunction(FactReader& r, const std::string& address) {
   PciFunction f;
   f.address = address;
-  std::string dir = "/sys/bus/pci/devices/" + address;
-  f.vendor = r.integer(dir + "/vendor");
-  f.device = r.integer(dir + "/device");
-  f.pci_class = r.integer(dir + "/class");
-  f.numa_node = r.integer(dir + "/numa_node");
-  f.driver = r.linkName(dir + "/driver");
-  if (auto link = r.fs().readLink(dir)) f.bridges = pciBridges(*link);
+  std::string path = "/sys/bus/pci/devices/" + address;
+  DirReader dir(r, path);
+  f.vendor = dir.integer("vendor");
+  f.device = dir.integer("device");
+  f.pci_class = dir.integer("class");
+  f.numa_node = dir.integer("numa_node");
+  f.driver = dir.linkName("driver");
+  if (auto link = r.fs().readLink(path)) f.bridges = pciBridges(*link);
   PcieLinkText t;
-  t.current_width = r.integer(dir + "/current_link_width", true);
-  t.max_width = r.integer(dir + "/max_link_width", true);
-  t.current_speed = r.line(dir + "/current_link_speed", true);
-  t.max_speed = r.line(dir + "/max_link_speed", true);
+  t.current_width = dir.integer("current_link_width", true);
+  t.max_width = dir.integer("max_link_width", true);
+  t.current_speed = dir.line("current_link_speed", true);
+  t.max_speed = dir.line("max_link_speed", true);
   f.pcie = pcieValue(t);
   return f;
 }

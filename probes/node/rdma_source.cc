@@ -16,12 +16,11 @@ namespace {
 constexpr std::string_view kClass = "/sys/class/infiniband";
 
 // Directory entries that are numbers ("1", "10"), in numeric order.
-std::vector<int64_t> numericEntries(const FactReader& r, const std::string& dir) {
+std::vector<int64_t> numericEntries(const DirReader& dir, std::string_view rel) {
   std::vector<int64_t> out;
-  for (const auto& n : r.list(dir)) {
-    if (auto i = parseInteger(n); i && n.find_first_not_of("0123456789") == std::string::npos) {
-      out.push_back(*i);
-    }
+  for (const auto& n : dir.list(rel)) {
+    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (auto i = parseInteger(n)) out.push_back(*i);
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -51,54 +50,60 @@ bool naturalLess(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-core::Value readCounters(FactReader& r, const std::string& dir) {
+core::Value readCounters(const DirReader& dir) {
   core::Value out = core::Value::map();
-  for (const auto& n : r.list(dir)) {
+  for (const auto& n : dir.list()) {
     if (n == "lifespan") continue;  // a refresh interval in ms, not a counter
-    if (auto v = r.integer(joinPath(dir, n))) out[n] = *v;
+    if (auto v = dir.integer(n)) out[n] = *v;
   }
   return out;
 }
 
-void setCodeName(FactReader& r, core::Value& obj, const std::string& path, const char* key,
-                 const char* code_key) {
-  auto l = r.line(path);
+void setCodeName(FactReader& r, const DirReader& dir, core::Value& obj, const char* file,
+                 const char* key, const char* code_key) {
+  auto l = dir.line(file);
   if (!l) return;
   if (auto cn = parseCodeName(*l)) {
     obj[key] = cn->name;
     obj[code_key] = cn->code;
   } else {
-    r.error(path + ": unexpected \"" + l->substr(0, 40) + "\"");
+    r.error(joinPath(dir.hostPath(), file) + ": unexpected \"" + l->substr(0, 40) + "\"");
   }
 }
 
-core::Value readPort(FactReader& r, const std::string& dev_dir, int64_t port,
+core::Value readPort(FactReader& r, const DirReader& dev, int64_t port,
                      const std::vector<std::pair<std::string, int64_t>>& dev_netdevs) {
-  std::string dir = dev_dir + "/ports/" + std::to_string(port);
+  DirReader dir = dev.sub("ports/" + std::to_string(port));
   core::Value p = core::Value::map();
   p["port"] = port;
-  setCodeName(r, p, dir + "/state", "state", "state_code");
-  setCodeName(r, p, dir + "/phys_state", "phys_state", "phys_state_code");
-  if (auto rate = r.line(dir + "/rate")) {
+  setCodeName(r, dir, p, "state", "state", "state_code");
+  setCodeName(r, dir, p, "phys_state", "phys_state", "phys_state_code");
+  if (auto rate = dir.line("rate")) {
     p["rate"] = *rate;
     if (auto g = parseRateGbps(*rate)) p["rate_gbps"] = *g;
   }
-  if (auto ll = r.line(dir + "/link_layer")) p["link_layer"] = *ll;
-  if (auto lid = r.integer(dir + "/lid")) p["lid"] = *lid;
-  if (auto sm = r.integer(dir + "/sm_lid")) p["sm_lid"] = *sm;
+  if (auto ll = dir.line("link_layer")) p["link_layer"] = *ll;
+  if (auto lid = dir.integer("lid")) p["lid"] = *lid;
+  if (auto sm = dir.integer("sm_lid")) p["sm_lid"] = *sm;
 
   std::set<std::string> netdevs;
   core::Value gids = core::Value::list();
-  for (int64_t i : numericEntries(r, dir + "/gids")) {
+  DirReader gid_dir = dir.sub("gids");
+  std::optional<DirReader> types, ndevs;
+  for (int64_t i : numericEntries(dir, "gids")) {
     std::string idx = std::to_string(i);
-    auto gid = r.line(dir + "/gids/" + idx);
+    auto gid = gid_dir.line(idx);
     if (!gid || isZeroGid(*gid)) continue;
+    if (!types) {
+      types.emplace(dir.sub("gid_attrs/types"));
+      ndevs.emplace(dir.sub("gid_attrs/ndevs"));
+    }
     core::Value g = core::Value::map();
     g["index"] = i;
     g["address"] = *gid;
     // Types and ndevs of entries that the kernel has no attributes for fail with EINVAL.
-    if (auto t = r.line(dir + "/gid_attrs/types/" + idx, true)) g["type"] = *t;
-    if (auto nd = r.line(dir + "/gid_attrs/ndevs/" + idx, true)) {
+    if (auto t = types->line(idx, true)) g["type"] = *t;
+    if (auto nd = ndevs->line(idx, true)) {
       g["ndev"] = *nd;
       netdevs.insert(*nd);
     }
@@ -111,17 +116,17 @@ core::Value readPort(FactReader& r, const std::string& dev_dir, int64_t port,
   core::Value nds = core::Value::list();
   for (const auto& nd : netdevs) nds.push(nd);
   p["netdevs"] = std::move(nds);
-  if (r.exists(dir + "/counters")) p["counters"] = readCounters(r, dir + "/counters");
-  if (r.exists(dir + "/hw_counters")) p["hw_counters"] = readCounters(r, dir + "/hw_counters");
+  if (DirReader c = dir.sub("counters"); c.isOpen()) p["counters"] = readCounters(c);
+  if (DirReader c = dir.sub("hw_counters"); c.isOpen()) p["hw_counters"] = readCounters(c);
   return p;
 }
 
 core::Value readDevice(FactReader& r, const std::string& name) {
-  std::string dir = std::string(kClass) + "/" + name;
+  DirReader dir(r, std::string(kClass) + "/" + name);
   core::Value d = core::Value::map();
   d["name"] = name;
   std::optional<PciFunction> pci;
-  if (auto addr = r.linkName(dir + "/device"); addr && isPciAddress(*addr)) {
+  if (auto addr = dir.linkName("device"); addr && isPciAddress(*addr)) {
     pci = readPciFunction(r, *addr);
     d["pci_address"] = *addr;
     if (pci->numa_node && *pci->numa_node >= 0) d["numa_node"] = *pci->numa_node;
@@ -131,18 +136,19 @@ core::Value readDevice(FactReader& r, const std::string& name) {
   std::optional<std::string_view> driver;
   if (pci && pci->driver) driver = *pci->driver;
   d["kind"] = rdmaKind(name, driver, pci ? pci->vendor : std::nullopt);
-  setCodeName(r, d, dir + "/node_type", "node_type", "node_type_code");
+  setCodeName(r, dir, d, "node_type", "node_type", "node_type_code");
   for (const char* f : {"fw_ver", "hca_type", "board_id", "node_guid", "sys_image_guid"}) {
-    if (auto v = r.line(dir + "/" + f)) d[f] = *v;
+    if (auto v = dir.line(f)) d[f] = *v;
   }
   // Net devices of the PCI function (RoCE, IPoIB); dev_port says which port (0-based).
   std::vector<std::pair<std::string, int64_t>> dev_netdevs;
-  for (const auto& nd : r.list(dir + "/device/net")) {
-    auto dp = r.integer(dir + "/device/net/" + nd + "/dev_port");
+  DirReader net = dir.sub("device/net");
+  for (const auto& nd : net.list()) {
+    auto dp = net.integer(nd + "/dev_port");
     dev_netdevs.emplace_back(nd, dp.value_or(0));
   }
   core::Value ports = core::Value::list();
-  for (int64_t p : numericEntries(r, dir + "/ports")) ports.push(readPort(r, dir, p, dev_netdevs));
+  for (int64_t p : numericEntries(dir, "ports")) ports.push(readPort(r, dir, p, dev_netdevs));
   d["ports"] = std::move(ports);
   return d;
 }

@@ -101,5 +101,23 @@ TEST(FixtureMetricsE2ETest, BrokenNodeMetricsMatchGolden) {
   }
 }
 
+// `fabricwatch facts` on the p5-like root: the document, with the workloads source off by default
+// and on when the configuration enables it.
+TEST(FixtureMetricsE2ETest, FactsCommandPrintsTheFixtureDocument) {
+  std::string root = "--path.rootfs=" + fixture("p5_efa");
+  auto json = runCommand({binaryPath(), "facts", root});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"name\": \"rdmap19s0\""), std::string::npos);
+  EXPECT_NE(json.out.find("\"efa_ofi_dir\": \"/opt/amazon-efa-ofi\""), std::string::npos);
+  EXPECT_EQ(json.out.find("\"workloads\""), std::string::npos) << "workloads must be opt-in";
+
+  TempDir tmp;
+  std::string config = tmp.write("on.toml", "[collect.sources.workloads]\nenabled = true\n");
+  auto yaml = runCommand({binaryPath(), "facts", root, "--format=yaml", "--config.file=" + config});
+  ASSERT_EQ(yaml.exit_code, 0) << yaml.err;
+  EXPECT_NE(yaml.out.find("glibc_version: \"2.35\""), std::string::npos) << yaml.out.substr(0, 400);
+  EXPECT_EQ(yaml.out.find("do-not-export-me"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fabricwatch::testing

@@ -112,8 +112,13 @@ core::Collection WorkloadSource::collect(const core::CollectContext& ctx) {
   core::Value list = core::Value::list();
   for (const auto& [num, pid] : pids) {
     if (list.size() >= kMaxWorkloads) break;
-    // A process that exits between the listing and the read is simply gone.
+    // A process that exits between the listing and the read is simply gone (ENOENT, or ESRCH
+    // from a half-dead process); anything else, such as EACCES without CAP_SYS_PTRACE, is an
+    // error, so that "no workloads" is never the silent result of missing permissions.
     auto maps = fs.read("/proc/" + pid + "/maps", 16 << 20);
+    if (maps.status == core::HostFs::ReadStatus::kError && maps.error != std::strerror(ESRCH)) {
+      r.error("/proc/" + pid + "/maps: " + maps.error);
+    }
     if (maps.status != core::HostFs::ReadStatus::kOk) continue;
     MappedLibraries libs = parseMappedLibraries(maps.text);
     if (!libs.nccl && !libs.libfabric) continue;

@@ -23,7 +23,9 @@ std::string problem(const std::string& text, const LoadOptions& opts = {}) {
 }
 
 TEST(LoaderTest, EmbeddedDefaultIsValidAndMatchesStructDefaults) {
-  auto r = loadEmbeddedDefault({{"kernel"}});
+  // The default configures the node sources by name (the workloads source is off by default).
+  auto r = loadEmbeddedDefault(
+      {{"kernel", "rdma", "net", "gpu", "memory", "software", "nccl", "workloads"}});
   ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
   Config plain;
   EXPECT_EQ(r.config.web.listen_address, plain.web.listen_address);

@@ -1,0 +1,196 @@
+#include "probes/node/fact_reader.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+namespace fabricwatch::probes::node {
+
+std::optional<std::string> FactReader::text(std::string_view path, size_t max_bytes,
+                                            bool quiet_einval) {
+  core::HostFs::Read r = fs_.read(path, max_bytes);
+  switch (r.status) {
+    case core::HostFs::ReadStatus::kOk:
+      return std::move(r.text);
+    case core::HostFs::ReadStatus::kMissing:
+      return std::nullopt;
+    case core::HostFs::ReadStatus::kError:
+      if (!(quiet_einval && r.error == std::strerror(EINVAL))) {
+        c_.addError(std::string(path) + ": " + r.error);
+      }
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> FactReader::line(std::string_view path, bool quiet_einval) {
+  auto t = text(path, 1 << 16, quiet_einval);
+  if (!t) return std::nullopt;
+  return std::string(core::trim(*t));
+}
+
+std::optional<int64_t> FactReader::integer(std::string_view path, bool quiet_einval) {
+  auto l = line(path, quiet_einval);
+  if (!l) return std::nullopt;
+  auto v = parseInteger(*l);
+  if (!v) c_.addError(std::string(path) + ": not an integer: \"" + l->substr(0, 40) + "\"");
+  return v;
+}
+
+std::optional<std::string> FactReader::linkName(std::string_view path) const {
+  auto target = fs_.readLink(path);
+  if (!target) return std::nullopt;
+  std::string_view t = *target;
+  while (!t.empty() && t.back() == '/') t.remove_suffix(1);
+  size_t slash = t.rfind('/');
+  return std::string(slash == std::string_view::npos ? t : t.substr(slash + 1));
+}
+
+namespace {
+
+std::string_view baseName(std::string_view t) {
+  while (!t.empty() && t.back() == '/') t.remove_suffix(1);
+  size_t slash = t.rfind('/');
+  return slash == std::string_view::npos ? t : t.substr(slash + 1);
+}
+
+std::string relPath(std::string_view rel) { return rel.empty() ? "." : std::string(rel); }
+
+}  // namespace
+
+DirReader::DirReader(FactReader& r, std::string host_path)
+    : r_(&r), host_path_(std::move(host_path)) {
+  fd_ = ::open(r.fs().path(host_path_).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd_ < 0 && errno != ENOENT && errno != ENOTDIR) {
+    r.error(host_path_ + ": " + std::strerror(errno));
+  }
+}
+
+DirReader::~DirReader() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+DirReader::DirReader(DirReader&& o) noexcept
+    : r_(o.r_), host_path_(std::move(o.host_path_)), fd_(o.fd_) {
+  o.fd_ = -1;
+}
+
+DirReader DirReader::sub(std::string_view rel) const {
+  std::string path = joinPath(host_path_, rel);
+  if (fd_ < 0) return DirReader(*r_, std::move(path), -1);
+  int fd = ::openat(fd_, std::string(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno != ENOENT && errno != ENOTDIR) r_->error(path + ": " + std::strerror(errno));
+  return DirReader(*r_, std::move(path), fd);
+}
+
+std::optional<std::string> DirReader::line(std::string_view rel, bool quiet_einval) const {
+  if (fd_ < 0) return std::nullopt;
+  int fd = ::openat(fd_, std::string(rel).c_str(), O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  std::string text;
+  if (fd < 0) {
+    err = errno;
+    if (err == ENOENT || err == ENOTDIR) return std::nullopt;
+  } else {
+    char buf[4096];
+    while (text.size() < (1 << 16)) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) err = errno;
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+      // sysfs returns an attribute in one read, and a short read of a file is its end: this
+      // saves the second read() that would only return 0.
+      if (static_cast<size_t>(n) < sizeof buf) break;
+    }
+    ::close(fd);
+  }
+  if (err != 0) {
+    if (!(quiet_einval && err == EINVAL))
+      r_->error(joinPath(host_path_, rel) + ": " + std::strerror(err));
+    return std::nullopt;
+  }
+  return std::string(core::trim(text));
+}
+
+std::optional<int64_t> DirReader::integer(std::string_view rel, bool quiet_einval) const {
+  auto l = line(rel, quiet_einval);
+  if (!l) return std::nullopt;
+  auto v = parseInteger(*l);
+  if (!v) r_->error(joinPath(host_path_, rel) + ": not an integer: \"" + l->substr(0, 40) + "\"");
+  return v;
+}
+
+std::vector<std::string> DirReader::list(std::string_view rel) const {
+  std::vector<std::string> names;
+  if (fd_ < 0) return names;
+  int fd = ::openat(fd_, relPath(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return names;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return names;
+  }
+  while (dirent* e = ::readdir(d)) {
+    std::string_view n = e->d_name;
+    if (n != "." && n != "..") names.emplace_back(n);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool DirReader::exists(std::string_view rel) const {
+  struct stat st;
+  return fd_ >= 0 && ::fstatat(fd_, relPath(rel).c_str(), &st, 0) == 0;
+}
+
+std::optional<std::string> DirReader::linkTarget(std::string_view rel) const {
+  if (fd_ < 0) return std::nullopt;
+  char buf[4096];
+  ssize_t n = ::readlinkat(fd_, std::string(rel).c_str(), buf, sizeof buf - 1);
+  if (n < 0) return std::nullopt;
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::optional<std::string> DirReader::linkName(std::string_view rel) const {
+  auto t = linkTarget(rel);
+  if (!t) return std::nullopt;
+  return std::string(baseName(*t));
+}
+
+std::optional<int64_t> parseInteger(std::string_view text) {
+  text = core::trim(text);
+  int base = 10;
+  bool negative = false;
+  if (!text.empty() && text.front() == '-') {
+    negative = true;
+    text.remove_prefix(1);
+  }
+  if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  if (text.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  // Counters are unsigned 64-bit; values past int64 are clamped rather than wrapped negative.
+  if (v > static_cast<uint64_t>(INT64_MAX)) v = INT64_MAX;
+  return negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+}
+
+std::string joinPath(std::string_view dir, std::string_view name) {
+  std::string out(dir);
+  if (out.empty() || out.back() != '/') out += '/';
+  out += name;
+  return out;
+}
+
+}  // namespace fabricwatch::probes::node

@@ -1,0 +1,77 @@
+#pragma once
+// Thin reads of host files for fact sources, with the "absent is not zero" rule built in: a
+// missing file yields nullopt silently; a file that exists but cannot be read or parsed yields
+// nullopt and counts one read error on the source's Collection.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/host_fs.h"
+#include "core/source.h"
+
+namespace fabricwatch::probes::node {
+
+class FactReader {
+ public:
+  FactReader(const core::HostFs& fs, core::Collection& c) : fs_(fs), c_(c) {}
+
+  // Whole file. `quiet_einval`: sysfs answers EINVAL for attributes that do not apply right now
+  // (speed of a link that is down, type of an unused GID); that is absence, not an error.
+  std::optional<std::string> text(std::string_view path, size_t max_bytes = 1 << 20,
+                                  bool quiet_einval = false);
+  // Whole file, surrounding whitespace trimmed.
+  std::optional<std::string> line(std::string_view path, bool quiet_einval = false);
+  // A decimal (or 0x-prefixed hex) integer; unparsable text counts an error.
+  std::optional<int64_t> integer(std::string_view path, bool quiet_einval = false);
+  // The last component of a symbolic link's target ("../../../0000:17:00.0" -> "0000:17:00.0").
+  std::optional<std::string> linkName(std::string_view path) const;
+
+  std::vector<std::string> list(std::string_view path) const { return fs_.list(path); }
+  bool exists(std::string_view path) const { return fs_.exists(path); }
+  const core::HostFs& fs() const { return fs_; }
+  core::Collection& collection() { return c_; }
+  void error(std::string msg) { c_.addError(std::move(msg)); }
+
+ private:
+  const core::HostFs& fs_;
+  core::Collection& c_;
+};
+
+// An open directory of the host, for sources that read many files below one directory (a
+// device's ports and counters): each read is one openat() relative to it instead of a walk of
+// the whole path through the root and the sysfs symlinks again. Same absent/error rules.
+class DirReader {
+ public:
+  DirReader(FactReader& r, std::string host_path);
+  ~DirReader();
+  DirReader(DirReader&& o) noexcept;
+  DirReader& operator=(DirReader&&) = delete;
+  DirReader(const DirReader&) = delete;
+
+  bool isOpen() const { return fd_ >= 0; }
+  const std::string& hostPath() const { return host_path_; }
+  DirReader sub(std::string_view rel) const;
+
+  std::optional<std::string> line(std::string_view rel, bool quiet_einval = false) const;
+  std::optional<int64_t> integer(std::string_view rel, bool quiet_einval = false) const;
+  std::vector<std::string> list(std::string_view rel = {}) const;
+  bool exists(std::string_view rel) const;
+  std::optional<std::string> linkName(std::string_view rel) const;
+  std::optional<std::string> linkTarget(std::string_view rel) const;
+
+ private:
+  DirReader(FactReader& r, std::string host_path, int fd)
+      : r_(&r), host_path_(std::move(host_path)), fd_(fd) {}
+  FactReader* r_;
+  std::string host_path_;
+  int fd_ = -1;
+};
+
+// "42", "0x1a" -> value; nullopt when the text is not wholly an integer.
+std::optional<int64_t> parseInteger(std::string_view text);
+std::string joinPath(std::string_view dir, std::string_view name);
+
+}  // namespace fabricwatch::probes::node

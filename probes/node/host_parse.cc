@@ -1,0 +1,95 @@
+#include "probes/node/host_parse.h"
+
+#include <arpa/inet.h>
+
+#include "core/host_fs.h"
+#include "probes/node/fact_reader.h"
+
+namespace fabricwatch::probes::node {
+
+std::vector<std::string_view> splitLines(std::string_view text) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    out.push_back(text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
+std::vector<std::string_view> splitFields(std::string_view line) {
+  std::vector<std::string_view> out;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) out.push_back(line.substr(start, i - start));
+  }
+  return out;
+}
+
+std::map<std::string, int64_t, std::less<>> parseMeminfo(std::string_view text) {
+  std::map<std::string, int64_t, std::less<>> out;
+  for (auto line : splitLines(text)) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto f = splitFields(line.substr(colon + 1));
+    if (f.empty()) continue;
+    auto v = parseInteger(f[0]);
+    if (!v) continue;
+    out[std::string(line.substr(0, colon))] = (f.size() > 1 && f[1] == "kB") ? *v * 1024 : *v;
+  }
+  return out;
+}
+
+core::Value parseMemlock(std::string_view limits_text) {
+  for (auto line : splitLines(limits_text)) {
+    constexpr std::string_view kName = "Max locked memory";
+    if (line.substr(0, kName.size()) != kName) continue;
+    auto f = splitFields(line.substr(kName.size()));
+    if (f.size() < 2) return nullptr;
+    core::Value v = core::Value::map();
+    v["unlimited"] = f[0] == "unlimited";
+    auto put = [&](const char* key, std::string_view text) {
+      if (auto n = parseInteger(text)) v[key] = *n;
+    };
+    put("soft_bytes", f[0]);
+    put("hard_bytes", f[1]);
+    v["hard_unlimited"] = f[1] == "unlimited";
+    return v;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> parseModules(std::string_view text) {
+  std::vector<std::string> out;
+  for (auto line : splitLines(text)) {
+    auto f = splitFields(line);
+    if (!f.empty()) out.emplace_back(f[0]);
+  }
+  return out;
+}
+
+std::vector<Inet6Address> parseIfInet6(std::string_view text) {
+  std::vector<Inet6Address> out;
+  for (auto line : splitLines(text)) {
+    auto f = splitFields(line);
+    if (f.size() < 6 || f[0].size() != 32) continue;
+    unsigned char bytes[16];
+    bool ok = true;
+    for (int i = 0; i < 16 && ok; ++i) {
+      auto b = parseInteger("0x" + std::string(f[0].substr(i * 2, 2)));
+      ok = b.has_value();
+      if (ok) bytes[i] = static_cast<unsigned char>(*b);
+    }
+    char buf[INET6_ADDRSTRLEN];
+    if (!ok || !inet_ntop(AF_INET6, bytes, buf, sizeof buf)) continue;
+    out.push_back({std::string(f[5]), buf});
+  }
+  return out;
+}
+
+}  // namespace fabricwatch::probes::node

@@ -1,0 +1,38 @@
+#pragma once
+// Pure parsers for small /proc files: meminfo, limits, modules, if_inet6.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/value.h"
+
+namespace fabricwatch::probes::node {
+
+// /proc/meminfo: "MemTotal:  2064 kB" -> {"MemTotal": 2113536} (kB values in bytes; counts
+// such as HugePages_Total stay counts).
+std::map<std::string, int64_t, std::less<>> parseMeminfo(std::string_view text);
+
+// /proc/<pid>/limits "Max locked memory" -> {unlimited, soft_bytes, hard_bytes}; null when the
+// line is missing or malformed.
+core::Value parseMemlock(std::string_view limits_text);
+
+// /proc/modules -> module names, in file order.
+std::vector<std::string> parseModules(std::string_view text);
+
+struct Inet6Address {
+  std::string ifname;
+  std::string address;  // "fe80::7ec2:55ff:fe9a:3104"
+};
+// /proc/net/if_inet6: "fe800000000000007ec255fffe9a3104 02 40 20 80 enp97s0f0".
+std::vector<Inet6Address> parseIfInet6(std::string_view text);
+
+// Splits text into lines (without the newline).
+std::vector<std::string_view> splitLines(std::string_view text);
+// Splits on runs of spaces and tabs.
+std::vector<std::string_view> splitFields(std::string_view line);
+
+}  // namespace fabricwatch::probes::node

@@ -1,0 +1,83 @@
+#include "probes/node/pci.h"
+
+#include "core/metrics.h"
+#include "probes/node/pci_parse.h"
+
+namespace fabricwatch::probes::node {
+
+PciFunction readPciFunction(FactReader& r, const std::string& address) {
+  PciFunction f;
+  f.address = address;
+  std::string path = "/sys/bus/pci/devices/" + address;
+  DirReader dir(r, path);
+  f.vendor = dir.integer("vendor");
+  f.device = dir.integer("device");
+  f.pci_class = dir.integer("class");
+  f.numa_node = dir.integer("numa_node");
+  f.driver = dir.linkName("driver");
+  if (auto link = r.fs().readLink(path)) f.bridges = pciBridges(*link);
+  PcieLinkText t;
+  t.current_width = dir.integer("current_link_width", true);
+  t.max_width = dir.integer("max_link_width", true);
+  t.current_speed = dir.line("current_link_speed", true);
+  t.max_speed = dir.line("max_link_speed", true);
+  f.pcie = pcieValue(t);
+  return f;
+}
+
+bool isNvidiaGpu(const PciFunction& f) {
+  if (f.vendor != 0x10de || !f.pci_class) return false;
+  int64_t cls = *f.pci_class >> 8;
+  return cls == 0x0300 || cls == 0x0302;
+}
+
+void renderPcieMetrics(const core::Value& facts, core::MetricFamilies& out) {
+  auto cw = core::gaugeFamily("fabricwatch_pcie_link_current_width",
+                              "Negotiated PCIe link width (lanes) of an RDMA NIC or GPU.");
+  auto mw = core::gaugeFamily("fabricwatch_pcie_link_max_width",
+                              "Maximum PCIe link width (lanes) of an RDMA NIC or GPU.");
+  auto cs = core::gaugeFamily("fabricwatch_pcie_link_current_speed_transfers_per_second",
+                              "Negotiated PCIe link speed per lane, in transfers per second.");
+  auto ms = core::gaugeFamily("fabricwatch_pcie_link_max_speed_transfers_per_second",
+                              "Maximum PCIe link speed per lane, in transfers per second.");
+  auto dg = core::gaugeFamily("fabricwatch_pcie_link_degraded",
+                              "1 when the PCIe link runs below its maximum width or speed. GPUs "
+                              "lower their link speed when idle, so speed alone is not a fault.");
+  auto emit = [&](const core::Value& pcie, const core::LabelPairs& l) {
+    auto num = [&](const char* key, prometheus::MetricFamily& fam, double scale) {
+      if (const auto* v = pcie.find(key); v && v->isNumber())
+        core::addSample(fam, l, v->asDouble() * scale);
+    };
+    num("current_width", cw, 1);
+    num("max_width", mw, 1);
+    num("current_speed_gts", cs, 1e9);
+    num("max_speed_gts", ms, 1e9);
+    if (const auto* d = pcie.find("degraded"); d && d->isBool())
+      core::addSample(dg, l, d->asBool());
+  };
+  if (const auto* devs = facts.findPath("rdma.devices"); devs && devs->isList()) {
+    for (const auto& d : devs->asList()) {
+      const auto *pcie = d.find("pcie"), *addr = d.find("pci_address"), *name = d.find("name");
+      if (!pcie || !addr || !name) continue;
+      emit(*pcie,
+           {{"pci_address", addr->asString()}, {"function", "rdma"}, {"device", name->asString()}});
+    }
+  }
+  if (const auto* gpus = facts.findPath("gpu.devices"); gpus && gpus->isList()) {
+    size_t i = 0;
+    for (const auto& g : gpus->asList()) {
+      const auto *pcie = g.find("pcie"), *addr = g.find("pci_address");
+      if (pcie && addr) {
+        emit(*pcie, {{"pci_address", addr->asString()},
+                     {"function", "gpu"},
+                     {"device", "gpu" + std::to_string(i)}});
+      }
+      ++i;
+    }
+  }
+  for (auto* f : {&cw, &mw, &cs, &ms, &dg}) {
+    if (!f->metric.empty()) out.push_back(std::move(*f));
+  }
+}
+
+}  // namespace fabricwatch::probes::node

@@ -1,0 +1,31 @@
+#pragma once
+// Reads one PCI function's facts from /sys/bus/pci/devices/<bdf>: ids, NUMA node, PCIe link and
+// bridge chain. Shared by the RDMA and GPU sources.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/value.h"
+#include "probes/node/fact_reader.h"
+
+namespace fabricwatch::probes::node {
+
+struct PciFunction {
+  std::string address;
+  std::optional<int64_t> vendor, device, pci_class, numa_node;
+  std::optional<std::string> driver;
+  std::vector<std::string> bridges;  // root port first
+  core::Value pcie = core::Value::map();
+};
+
+PciFunction readPciFunction(FactReader& r, const std::string& address);
+
+// NVIDIA (0x10de) display controllers: VGA (0x0300xx) and 3D (0x0302xx).
+bool isNvidiaGpu(const PciFunction& f);
+
+// The PCIe link metrics for every function with a pcie object in the facts (RDMA NICs, GPUs),
+// one family per quantity so that NICs and GPUs share them.
+void renderPcieMetrics(const core::Value& facts, core::MetricFamilies& out);
+
+}  // namespace fabricwatch::probes::node

@@ -1,0 +1,98 @@
+// The metric families that the node sources render from a fixture's facts: values, label sets,
+// and that no two sources emit the same family (the exposition would be invalid).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tests/probes/node/fixture_facts.h"
+
+namespace fabricwatch::probes::node {
+namespace {
+
+core::MetricFamilies renderAll(const core::Value& facts) {
+  core::Snapshot snap;
+  snap.facts = facts;
+  core::MetricFamilies out;
+  for (auto& s : makeNodeSources()) s->renderMetrics(snap, out);
+  return out;
+}
+
+const prometheus::MetricFamily* family(const core::MetricFamilies& fs, const std::string& name) {
+  for (const auto& f : fs) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+// The value of the sample whose labels include all of `want`; NaN when there is none.
+double value(const core::MetricFamilies& fs, const std::string& name,
+             const core::LabelPairs& want) {
+  const auto* f = family(fs, name);
+  if (!f) return NAN;
+  for (const auto& m : f->metric) {
+    bool all = true;
+    for (const auto& [k, v] : want) {
+      bool found = false;
+      for (const auto& l : m.label) found = found || (l.name == k && l.value == v);
+      all = all && found;
+    }
+    if (all) {
+      return f->type == prometheus::MetricType::Counter ? m.counter.value : m.gauge.value;
+    }
+  }
+  return NAN;
+}
+
+TEST(RenderMetricsTest, FamiliesAreUniqueOnEveryFixture) {
+  for (const auto& name : fixtureRoots()) {
+    std::set<std::string> seen;
+    for (const auto& f : renderAll(collectFixture(name).facts)) {
+      EXPECT_TRUE(seen.insert(f.name).second) << name << ": " << f.name << " twice";
+      EXPECT_FALSE(f.metric.empty()) << name << ": " << f.name << " has no samples";
+    }
+  }
+}
+
+TEST(RenderMetricsTest, P5Node) {
+  auto m = renderAll(collectFixture("p5_efa").facts);
+  EXPECT_EQ(value(m, "fabricwatch_rdma_devices", {}), 32);
+  EXPECT_EQ(value(m, "fabricwatch_gpus", {}), 8);
+  EXPECT_EQ(value(m, "fabricwatch_workloads", {}), 1);
+  EXPECT_EQ(
+      value(m, "fabricwatch_memory_hugepages", {{"size_bytes", "2097152"}, {"state", "total"}}),
+      5128);
+  EXPECT_EQ(
+      value(m, "fabricwatch_memory_hugepages", {{"size_bytes", "2097152"}, {"state", "reserved"}}),
+      16);
+  EXPECT_TRUE(std::isinf(value(m, "fabricwatch_memlock_limit_bytes", {{"limit", "soft"}})));
+  EXPECT_EQ(value(m, "fabricwatch_software_info",
+                  {{"component", "libfabric"}, {"version", "1.22.0amzn4.0"}}),
+            1);
+  EXPECT_EQ(value(m, "fabricwatch_software_info",
+                  {{"component", "efa_installer"}, {"version", "1.34.0"}}),
+            1);
+  EXPECT_EQ(value(m, "fabricwatch_rdma_port_hw_stat_total",
+                  {{"device", "rdmap19s0"}, {"port", "1"}, {"stat", "retrans_pkts"}}),
+            312);
+  EXPECT_EQ(value(m, "fabricwatch_rdma_port_rate_bytes_per_second", {{"device", "rdmap19s0"}}),
+            100e9 / 8);
+  EXPECT_EQ(value(m, "fabricwatch_pcie_link_max_speed_transfers_per_second",
+                  {{"function", "gpu"}, {"device", "gpu0"}}),
+            32e9);
+  EXPECT_EQ(family(m, "fabricwatch_pcie_link_current_width")->metric.size(), 40u);  // 32 + 8
+  // Only the hardware interface: loopback (and any veth) stay out of the metrics.
+  const auto* up = family(m, "fabricwatch_net_interface_up");
+  ASSERT_TRUE(up);
+  ASSERT_EQ(up->metric.size(), 1u);
+  EXPECT_EQ(up->metric[0].label[0].value, "enp0s5");
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_mtu_bytes", {{"interface", "enp0s5"}}), 9001);
+}
+
+TEST(RenderMetricsTest, AbsentFactsRenderNoSeries) {
+  auto m = renderAll(core::Value::map());
+  EXPECT_TRUE(m.empty());
+}
+
+}  // namespace
+}  // namespace fabricwatch::probes::node

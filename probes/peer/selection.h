@@ -1,0 +1,51 @@
+#pragma once
+// Which peers a node probes in a round, derived from the membership alone: every node computes
+// the same schedule with no coordinator, given the same member list and the round number
+// (unix time / interval, so nodes agree to within their clock skew).
+//
+// Members sit on a ring ordered by a stable hash of their identity (FNV-1a + a mixer, fixed
+// across builds and platforms). In round r the node at ring position p probes the members at
+// offsets 1 + ((r*k + j) mod (N-1)), j = 0..k-1. Hence:
+//  - coverage: every ordered pair is probed once every ceil((N-1)/k) rounds, exactly;
+//  - in-degree: every node is probed by exactly k others per round (the offsets are a shift);
+//  - churn: a join or leave moves each target by at most one ring position, for the nodes
+//    whose arc spans the change; nothing else moves, and no state needs handing over.
+// With topology groups, a node probes every member of its own group each round (full mesh
+// within a rack or rail) and keeps the ring targets that lie outside its group as the sample
+// across groups.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace fabricwatch::probes::peer {
+
+uint64_t stableHash(std::string_view s);
+
+class SelectionRing {
+ public:
+  explicit SelectionRing(std::vector<std::string> ids);
+  size_t size() const { return ids_.size(); }
+  const std::string& at(size_t pos) const { return ids_[pos]; }
+  std::optional<size_t> position(std::string_view id) const;
+  // Ring positions probed by the member at `pos` in `round` (k or fewer, never pos itself).
+  std::vector<size_t> targets(size_t pos, uint64_t round, int k) const;
+
+ private:
+  std::vector<std::string> ids_;  // in ring order
+  std::vector<uint64_t> hashes_;
+};
+
+struct Candidate {
+  std::string id;     // the identity every node uses for this member (its listed address)
+  std::string group;  // topology group; empty when unknown or unused
+};
+
+// The peers `self` probes in `round`: pure, members + self + round -> peers. `members` may or
+// may not contain self. Topology groups are used when self.group is not empty.
+std::vector<std::string> selectPeers(const std::vector<Candidate>& members, const Candidate& self,
+                                     uint64_t round, int k);
+
+}  // namespace fabricwatch::probes::peer

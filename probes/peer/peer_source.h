@@ -13,19 +13,27 @@ namespace fabricwatch::probes::peer {
 
 class PeerSource : public core::Source {
  public:
-  explicit PeerSource(std::shared_ptr<const PeerProber> prober) : prober_(std::move(prober)) {}
+  // Without a prober (the mesh is off) it reports node.name and an empty membership.
+  PeerSource(std::shared_ptr<const PeerProber> prober, std::string node_name)
+      : prober_(std::move(prober)), node_name_(std::move(node_name)) {}
   std::string_view name() const override { return "peer"; }
   core::Collection collect(const core::CollectContext&) override {
     core::Collection c;
-    c.facts = prober_->facts();
+    if (prober_) {
+      c.facts = prober_->facts();
+    } else {
+      c.facts["node"]["name"] = node_name_;
+      c.facts["probes"]["mesh"] = core::Value::map({{"members", 0}, {"active", 0}, {"pending", 0}});
+    }
     return c;
   }
   void renderMetrics(const core::Snapshot&, core::MetricFamilies& out) const override {
-    prober_->renderMetrics(out);
+    if (prober_) prober_->renderMetrics(out);
   }
 
  private:
   std::shared_ptr<const PeerProber> prober_;
+  std::string node_name_;
 };
 
 }  // namespace fabricwatch::probes::peer

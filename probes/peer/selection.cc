@@ -1,6 +1,7 @@
 #include "probes/peer/selection.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 
 namespace fabricwatch::probes::peer {
@@ -51,13 +52,23 @@ std::vector<size_t> SelectionRing::targets(size_t pos, uint64_t round, int k) co
   if (n < 2 || k <= 0) return out;
   uint64_t others = n - 1;
   uint64_t count = std::min<uint64_t>(static_cast<uint64_t>(k), others);
+  // Offsets walk a cycle of length M = bit_ceil(N-1), k per round. M depends on N only through
+  // its power of two, so a join or leave does not reshuffle the schedule; raw offsets past
+  // N-1 fold back onto ones already visited in the cycle.
+  uint64_t m = cycleLength(n);
+  uint64_t base = ((round % m) * (static_cast<uint64_t>(k) % m)) % m;
   out.reserve(count);
-  uint64_t base = (round % others) * (static_cast<uint64_t>(k) % others);
   for (uint64_t j = 0; j < count; ++j) {
-    uint64_t offset = 1 + (base + j) % others;
-    out.push_back(static_cast<size_t>((pos + offset) % n));
+    uint64_t raw = (base + j) % m;
+    uint64_t offset = 1 + (raw < others ? raw : raw % others);
+    size_t t = static_cast<size_t>((pos + offset) % n);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }
   return out;
+}
+
+uint64_t SelectionRing::cycleLength(size_t n) {
+  return n < 2 ? 1 : std::bit_ceil(static_cast<uint64_t>(n - 1));
 }
 
 std::vector<std::string> selectPeers(const std::vector<Candidate>& members, const Candidate& self,

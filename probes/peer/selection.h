@@ -5,11 +5,13 @@
 //
 // Members sit on a ring ordered by a stable hash of their identity (FNV-1a + a mixer, fixed
 // across builds and platforms). In round r the node at ring position p probes the members at
-// offsets 1 + ((r*k + j) mod (N-1)), j = 0..k-1. Hence:
-//  - coverage: every ordered pair is probed once every ceil((N-1)/k) rounds, exactly;
-//  - in-degree: every node is probed by exactly k others per round (the offsets are a shift);
-//  - churn: a join or leave moves each target by at most one ring position, for the nodes
-//    whose arc spans the change; nothing else moves, and no state needs handing over.
+// offsets 1 + ((r*k + j) mod M), j = 0..k-1, where M = bit_ceil(N-1) (offsets past N-1 fold
+// back). Hence:
+//  - coverage: every ordered pair is probed within M/k rounds (N/k to 2N/k), deterministically;
+//  - in-degree: every node is probed by the same number (k, or fewer after folding) of others
+//    each round, since all nodes shift by the same offsets;
+//  - churn: M changes only when N crosses a power of two, so a join or leave moves each target
+//    by at most one ring position (nodes whose arc spans the change), or not at all.
 // With topology groups, a node probes every member of its own group each round (full mesh
 // within a rack or rail) and keeps the ring targets that lie outside its group as the sample
 // across groups.
@@ -32,6 +34,8 @@ class SelectionRing {
   std::optional<size_t> position(std::string_view id) const;
   // Ring positions probed by the member at `pos` in `round` (k or fewer, never pos itself).
   std::vector<size_t> targets(size_t pos, uint64_t round, int k) const;
+  // Offsets cycle with this period (bit_ceil(N-1)); see the file comment.
+  static uint64_t cycleLength(size_t n);
 
  private:
   std::vector<std::string> ids_;  // in ring order

@@ -75,14 +75,22 @@ void BM_Simulate(benchmark::State& state) {
     auto ids = fleet(n);
     ids.push_back("10.255.255.255:19737");
     SelectionRing after(ids);
-    uint64_t changed = 0, total = 0;
+    uint64_t changed = 0, far = 0, total = 0;
     for (int r = 0; r < 100; ++r) {
       for (int p = 0; p < n; ++p) {
         const std::string& self = ring.at(static_cast<size_t>(p));
         auto a = ring.targets(static_cast<size_t>(p), kRound + r * 37, k);
         auto b = after.targets(*after.position(self), kRound + r * 37, k);
-        for (size_t j = 0; j < a.size() && j < b.size(); ++j, ++total)
-          changed += ring.at(a[j]) != after.at(b[j]);
+        for (size_t j = 0; j < a.size() && j < b.size(); ++j, ++total) {
+          if (ring.at(a[j]) == after.at(b[j])) continue;
+          ++changed;
+          // A "far" change is anything but the old target's ring neighbour or the newcomer.
+          size_t op = *after.position(ring.at(a[j]));
+          size_t np = b[j];
+          bool near = after.at(np) == ids.back() || (np + 1) % after.size() == op ||
+                      (op + 1) % after.size() == np;
+          far += !near;
+        }
       }
     }
     state.counters["members"] = n;
@@ -93,6 +101,7 @@ void BM_Simulate(benchmark::State& state) {
     state.counters["in_degree_max"] = in_max;
     state.counters["churn_changed_ratio"] =
         static_cast<double>(changed) / static_cast<double>(total);
+    state.counters["churn_far_ratio"] = static_cast<double>(far) / static_cast<double>(total);
   }
 }
 BENCHMARK(BM_Simulate)->Args({1000, 8})->Args({10000, 8})->Iterations(1)->Unit(benchmark::kSecond);

@@ -54,13 +54,14 @@ std::vector<size_t> SelectionRing::targets(size_t pos, uint64_t round, int k) co
   uint64_t count = std::min<uint64_t>(static_cast<uint64_t>(k), others);
   // Offsets walk a cycle of length M = bit_ceil(N-1), k per round. M depends on N only through
   // its power of two, so a join or leave does not reshuffle the schedule; raw offsets past
-  // N-1 fold back onto ones already visited in the cycle.
+  // N-1 fold back by M/2 onto ones visited in the same cycle (M/2 < N-1 <= M).
   uint64_t m = cycleLength(n);
   uint64_t base = ((round % m) * (static_cast<uint64_t>(k) % m)) % m;
   out.reserve(count);
   for (uint64_t j = 0; j < count; ++j) {
     uint64_t raw = (base + j) % m;
-    uint64_t offset = 1 + (raw < others ? raw : raw % others);
+    // Fold by M/2, not modulo N-1: the folded value then does not depend on N either.
+    uint64_t offset = 1 + (raw < others ? raw : raw - m / 2);
     size_t t = static_cast<size_t>((pos + offset) % n);
     if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
   }

@@ -6,10 +6,10 @@
 // Members sit on a ring ordered by a stable hash of their identity (FNV-1a + a mixer, fixed
 // across builds and platforms). In round r the node at ring position p probes the members at
 // offsets 1 + ((r*k + j) mod M), j = 0..k-1, where M = bit_ceil(N-1) (offsets past N-1 fold
-// back). Hence:
+// back by M/2, which does not depend on N). Hence:
 //  - coverage: every ordered pair is probed within M/k rounds (N/k to 2N/k), deterministically;
-//  - in-degree: every node is probed by the same number (k, or fewer after folding) of others
-//    each round, since all nodes shift by the same offsets;
+//  - in-degree: every node is probed by exactly k others each round (k <= M/2; the offsets
+//    are distinct and all nodes shift by the same ones);
 //  - churn: M changes only when N crosses a power of two, so a join or leave moves each target
 //    by at most one ring position (nodes whose arc spans the change), or not at all.
 // With topology groups, a node probes every member of its own group each round (full mesh

@@ -45,6 +45,40 @@ struct Config {
 
   // The schedule a source runs on: its own keys over the [collect] defaults.
   SourceConfig sourceConfig(std::string_view name) const;
+
+  // The peer channel: this node's identity in the mesh and the authenticated listener.
+  struct Peer {
+    std::string node_name;  // "" = $NODE_NAME, else the host name
+    std::string listen_address = ":19737";
+    std::string secret_file;  // required whenever the mesh is on: never unauthenticated
+    int max_connections = 64;
+    int max_connections_per_address = 16;
+    Duration frame_timeout{2000};
+    Duration idle_timeout{10000};
+    Duration max_clock_skew{30000};
+  } peer;
+
+  // The peer probes: discovery, selection and the TCP/DNS probes of each round.
+  struct Probe {
+    Duration interval{10000};
+    int peers_per_round = 8;
+    std::vector<std::string> peers;  // static HOST:PORT list
+    std::string dns_name;            // headless Service; all A/AAAA records are members
+    int dns_port = 0;                // port of DNS-discovered members; 0 = our listen port
+    std::string peers_file;          // one HOST:PORT per line, re-read when it changes
+    Duration grace_period{60000};
+    int samples_per_peer = 5;
+    Duration connect_timeout{1000};
+    Duration echo_timeout{1000};
+    Duration dns_timeout{2000};
+    bool dns_probe = true;
+    std::string topology_label;  // e.g. "rack" or "rail"
+    std::string topology_group;  // this node's group; "" = no topology groups
+    int workers = 8;
+
+    // The mesh runs only when some discovery source is configured.
+    bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
+  } probe;
 };
 
 }  // namespace fabricwatch::config

@@ -105,6 +105,23 @@ Setter durationKey(Duration lo, Duration hi,
       });
 }
 
+Setter stringListKey(std::function<std::optional<std::string>(const std::string&)> check,
+                     std::function<void(Config&, std::vector<std::string>)> apply) {
+  return [=](Config& c, const toml::node& n, const std::string&) -> std::optional<std::string> {
+    const toml::array* arr = n.as_array();
+    if (!arr) return "expected an array of strings, got " + typeName(n);
+    std::vector<std::string> out;
+    for (const auto& item : *arr) {
+      auto v = item.value<std::string>();
+      if (!item.is_string() || !v) return "expected an array of strings, found " + typeName(item);
+      if (auto err = check(*v)) return err;
+      out.push_back(*v);
+    }
+    apply(c, std::move(out));
+    return std::nullopt;
+  };
+}
+
 }  // namespace
 
 std::optional<std::string> checkListenAddress(const std::string& s) {
@@ -115,6 +132,25 @@ std::optional<std::string> checkListenAddress(const std::string& s) {
       std::stol(port) > 65535) {
     return "listen address \"" + s + "\" has no valid port (0-65535)";
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> checkPeerAddress(const std::string& s) {
+  auto colon = s.rfind(':');
+  std::string host = colon == std::string::npos ? "" : s.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  else if (host.find(':') != std::string::npos)
+    host.clear();  // a bare IPv6 address needs brackets
+  if (host.empty() || checkListenAddress(s))
+    return "peer \"" + s + "\" must be HOST:PORT (an IPv6 address in brackets)";
+  return std::nullopt;
+}
+
+std::optional<std::string> checkPeerConfig(const Config& c) {
+  if (c.probe.meshEnabled() && c.peer.secret_file.empty())
+    return "the peer mesh is configured (probe.peers, probe.dns_name or probe.peers_file) but "
+           "peer.secret_file is not set: the peer channel never runs unauthenticated";
   return std::nullopt;
 }
 
@@ -176,6 +212,83 @@ const std::vector<Key>& schema() {
                                                 [](Config& c, Duration d, const std::string& name) {
                                                   c.collect.sources[name].timeout = d;
                                                 })},
+      {"peer.node_name", stringKey([](Config& c, const std::string& v,
+                                      const std::string&) -> std::optional<std::string> {
+         if (v.size() > 253) return "node name longer than 253 characters";
+         c.peer.node_name = v;
+         return std::nullopt;
+       })},
+      {"peer.listen_address", stringKey([](Config& c, const std::string& v, const std::string&) {
+         auto err = checkListenAddress(v);
+         if (!err) c.peer.listen_address = v;
+         return err;
+       })},
+      {"peer.secret_file", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.peer.secret_file = v;
+         return std::optional<std::string>();
+       })},
+      {"peer.max_connections",
+       intKey(1, 4096, [](Config& c, int64_t v) { c.peer.max_connections = static_cast<int>(v); })},
+      {"peer.max_connections_per_address", intKey(1, 4096,
+                                                  [](Config& c, int64_t v) {
+                                                    c.peer.max_connections_per_address =
+                                                        static_cast<int>(v);
+                                                  })},
+      {"peer.frame_timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.peer.frame_timeout = d; })},
+      {"peer.idle_timeout",
+       durationKey(milliseconds(100), milliseconds(600000),
+                   [](Config& c, Duration d, const std::string&) { c.peer.idle_timeout = d; })},
+      {"peer.max_clock_skew",
+       durationKey(milliseconds(1000), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.peer.max_clock_skew = d; })},
+      {"probe.interval",
+       durationKey(milliseconds(100), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.probe.interval = d; })},
+      {"probe.peers_per_round",
+       intKey(1, 1024,
+              [](Config& c, int64_t v) { c.probe.peers_per_round = static_cast<int>(v); })},
+      {"probe.peers",
+       stringListKey(checkPeerAddress,
+                     [](Config& c, std::vector<std::string> v) { c.probe.peers = std::move(v); })},
+      {"probe.dns_name", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probe.dns_name = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.dns_port",
+       intKey(0, 65535, [](Config& c, int64_t v) { c.probe.dns_port = static_cast<int>(v); })},
+      {"probe.peers_file", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probe.peers_file = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.grace_period",
+       durationKey(milliseconds(0), hours(24),
+                   [](Config& c, Duration d, const std::string&) { c.probe.grace_period = d; })},
+      {"probe.samples_per_peer",
+       intKey(1, 100,
+              [](Config& c, int64_t v) { c.probe.samples_per_peer = static_cast<int>(v); })},
+      {"probe.connect_timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.probe.connect_timeout = d; })},
+      {"probe.echo_timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.probe.echo_timeout = d; })},
+      {"probe.dns_timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.probe.dns_timeout = d; })},
+      {"probe.dns_probe",
+       boolKey([](Config& c, bool v, const std::string&) { c.probe.dns_probe = v; })},
+      {"probe.topology_label", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probe.topology_label = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.topology_group", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probe.topology_group = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.workers",
+       intKey(1, 64, [](Config& c, int64_t v) { c.probe.workers = static_cast<int>(v); })},
   };
   return keys;
 }
@@ -286,6 +399,7 @@ void validate(LoadResult& r, std::string_view file) {
           ") must not exceed its interval (" + formatDuration(interval) + ")");
     }
   }
+  if (auto err = checkPeerConfig(r.config)) add(*err);
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ std::vector<std::string> knownKeys();
 // nullopt when s is a valid HOST:PORT or :PORT listen address, else the problem.
 std::optional<std::string> checkListenAddress(const std::string& s);
 
+// nullopt when s is HOST:PORT (a name or an IP, [v6] in brackets), else the problem.
+std::optional<std::string> checkPeerAddress(const std::string& s);
+// Cross-key checks of [peer] and [probe], run after the file and again after flag overrides:
+// the mesh is on when a discovery source is set, and then it needs a secret file.
+std::optional<std::string> checkPeerConfig(const Config& c);
+
 // The configuration compiled into the binary: the same text as config/fabricwatch.toml.
 std::string_view embeddedDefaultToml();
 LoadResult loadEmbeddedDefault(const LoadOptions& opts = {});

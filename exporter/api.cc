@@ -141,4 +141,18 @@ HttpResponse statusPage(const core::Snapshot* snap) {
   return {200, "text/html; charset=utf-8", h};
 }
 
+HttpResponse peersJson(const core::Value& status) {
+  return {200, kJson, core::toJson(status) + "\n"};
+}
+
+core::Value disabledPeersStatus(const std::string& node_name) {
+  core::Value v = core::Value::map();
+  v["enabled"] = false;
+  v["node"] = node_name;
+  v["members"] = core::Value::list();
+  v["round_peers"] = core::Value::list();
+  v["results"] = core::Value::list();
+  return v;
+}
+
 }  // namespace fabricwatch::exporter

@@ -12,5 +12,9 @@ HttpResponse readyz(const core::Snapshot* snap);
 HttpResponse factsJson(const core::Snapshot* snap);
 HttpResponse violationsJson(const core::Snapshot* snap);
 HttpResponse statusPage(const core::Snapshot* snap);
+// /api/v1/peers: the mesh's membership, the current round's peers and their latest results
+// (the prober's status document), or disabledPeersStatus() when the mesh is off.
+HttpResponse peersJson(const core::Value& status);
+core::Value disabledPeersStatus(const std::string& node_name);
 
 }  // namespace fabricwatch::exporter

@@ -1,5 +1,6 @@
 #include "exporter/config_flags.h"
 
+#include "config/duration.h"
 #include "exporter/pipeline.h"
 
 namespace fabricwatch::exporter {
@@ -18,6 +19,20 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     flags.add(
         "web.config.file",
         "Web configuration (TLS, basic auth) in the exporter-toolkit format. Not supported yet.");
+    flags.add("node.name",
+              "This node's name in the peer mesh (default $NODE_NAME, else the host name). "
+              "Overrides peer.node_name.");
+    flags.add("peer.listen-address",
+              "Peer channel address, IP:PORT or :PORT. Overrides peer.listen_address.");
+    flags.add("peer.secret-file",
+              "File with the mesh's shared HMAC secret. Overrides peer.secret_file.");
+    flags.add("peers", "Static mesh members, HOST:PORT,... Overrides probe.peers.");
+    flags.add("probe.dns-name",
+              "DNS name whose A/AAAA records are mesh members. Overrides probe.dns_name.");
+    flags.add("probe.peers-file",
+              "File listing mesh members, one HOST:PORT per line. Overrides probe.peers_file.");
+    flags.add("probe.interval", "Time between probe rounds, e.g. 10s. Overrides probe.interval.");
+    flags.add("probe.peers-per-round", "Peers probed per round. Overrides probe.peers_per_round.");
   }
 }
 
@@ -53,6 +68,51 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     else
       r.config.web.listen_address = v;
   }
+  if (flags.isSet("node.name")) r.config.peer.node_name = flags.get("node.name");
+  if (flags.isSet("peer.listen-address")) {
+    std::string v = flags.get("peer.listen-address");
+    if (auto err = config::checkListenAddress(v))
+      problem("peer.listen-address", *err);
+    else
+      r.config.peer.listen_address = v;
+  }
+  if (flags.isSet("peer.secret-file")) r.config.peer.secret_file = flags.get("peer.secret-file");
+  if (flags.isSet("peers")) {
+    std::vector<std::string> peers;
+    std::string list = flags.get("peers");
+    for (size_t start = 0; start <= list.size();) {
+      size_t comma = list.find(',', start);
+      std::string item =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!item.empty()) {
+        if (auto err = config::checkPeerAddress(item)) problem("peers", *err);
+        peers.push_back(item);
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    r.config.probe.peers = std::move(peers);
+  }
+  if (flags.isSet("probe.dns-name")) r.config.probe.dns_name = flags.get("probe.dns-name");
+  if (flags.isSet("probe.peers-file")) r.config.probe.peers_file = flags.get("probe.peers-file");
+  if (flags.isSet("probe.interval")) {
+    auto d = config::parseDuration(flags.get("probe.interval"));
+    if (!d || d->count() < 100)
+      problem("probe.interval", "expected a duration of at least 100ms, e.g. \"10s\", got \"" +
+                                    flags.get("probe.interval") + "\"");
+    else
+      r.config.probe.interval = *d;
+  }
+  if (flags.isSet("probe.peers-per-round")) {
+    std::string v = flags.get("probe.peers-per-round");
+    int k = 0;
+    if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos ||
+        (k = std::stoi(v)) < 1 || k > 1024)
+      problem("probe.peers-per-round", "expected an integer from 1 to 1024, got \"" + v + "\"");
+    else
+      r.config.probe.peers_per_round = k;
+  }
+  if (auto err = config::checkPeerConfig(r.config)) problem("peer.secret-file", *err);
   if (flags.isSet("web.config.file")) {
     problem("web.config.file",
             "TLS and basic authentication are not supported yet; remove the flag and put "

@@ -10,6 +10,7 @@
 #include "exporter/config_flags.h"
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
+#include "probes/peer/peer_setup.h"
 
 namespace fabricwatch::exporter {
 
@@ -29,6 +30,14 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
               [this](const HttpRequest&) { return factsJson(store_.load().get()); });
   http_.route("/api/v1/violations",
               [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
+  http_.route("/api/v1/peers", [this](const HttpRequest&) {
+    std::shared_ptr<probes::peer::PeerProber> p;
+    {
+      std::lock_guard lock(prober_mu_);
+      p = prober_;
+    }
+    return peersJson(p ? p->status() : disabledPeersStatus(probes::peer::resolveNodeName(config_)));
+  });
   http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
 }
 
@@ -55,8 +64,20 @@ core::Status Daemon::start() {
   opts.threads = config_.web.threads;
   opts.max_request_bytes = config_.web.max_request_bytes;
   opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
-  if (auto st = http_.start(opts); !st) return st;
-  scheduler_ = buildScheduler(config_, store_);
+  auto prober = probes::peer::makePeerProber(config_);
+  if (!prober) return core::Error{prober.error().message};
+  if (*prober) {
+    if (auto st = (*prober)->start(); !st) return st;
+  }
+  if (auto st = http_.start(opts); !st) {
+    if (*prober) (*prober)->stop();
+    return st;
+  }
+  {
+    std::lock_guard lock(prober_mu_);
+    prober_ = *prober;
+  }
+  scheduler_ = buildScheduler(config_, store_, prober_);
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -87,7 +108,30 @@ bool Daemon::reload() {
     core::log::warn("config", "changes under [web] take effect after a restart");
   }
   applyLogging(r.config);
-  auto next = buildScheduler(r.config, store_);
+  // The mesh restarts with the new configuration; if it cannot (e.g. the secret file went
+  // missing), the running one is restarted and the error logged.
+  auto next_prober = probes::peer::makePeerProber(r.config);
+  std::shared_ptr<probes::peer::PeerProber> prober = prober_;
+  if (!next_prober) {
+    core::log::error("peer", "cannot rebuild the peer mesh, keeping the running one",
+                     {{"error", next_prober.error().message}});
+  } else {
+    if (prober_) prober_->stop();
+    prober = *next_prober;
+    if (prober) {
+      if (auto st = prober->start(); !st) {
+        core::log::error("peer", "cannot start the peer mesh, keeping the running one",
+                         {{"error", st.message()}});
+        prober = prober_;
+        if (prober) (void)prober->start();
+      }
+    }
+  }
+  {
+    std::lock_guard lock(prober_mu_);
+    prober_ = prober;
+  }
+  auto next = buildScheduler(r.config, store_, prober_);
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);
@@ -100,10 +144,12 @@ bool Daemon::reload() {
 
 void Daemon::stopCollecting() {
   if (scheduler_) scheduler_->stop();
+  if (prober_) prober_->stop();
 }
 
 void Daemon::stop() {
   if (scheduler_) scheduler_->stop();
+  if (prober_) prober_->stop();
   http_.stop();
 }
 

@@ -3,6 +3,7 @@
 // reloads the configuration after a dry run (an invalid file keeps the running one).
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -13,6 +14,7 @@
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
+#include "probes/peer/peer_prober.h"
 
 namespace fabricwatch::exporter {
 
@@ -43,6 +45,9 @@ class Daemon {
   SnapshotCollector collector_{store_};
   HttpServer http_;
   std::unique_ptr<core::Scheduler> scheduler_;
+  // The peer mesh (null when off); swapped on reload, read by /api/v1/peers.
+  std::shared_ptr<probes::peer::PeerProber> prober_;
+  mutable std::mutex prober_mu_;
 };
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and

@@ -1,0 +1,34 @@
+#pragma once
+// A cumulative histogram rendered as a Prometheus histogram family at scrape time (the prober
+// owns the counts; prometheus-cpp's Registry is not involved, as for every snapshot metric).
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/metrics.h"
+
+namespace fabricwatch::probes::peer {
+
+// 25 µs .. 2.5 s: loopback RTTs are tens of µs, a congested fabric path is ms, a timeout is s.
+const std::vector<double>& latencyBuckets();
+
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds = latencyBuckets())
+      : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+  void observe(double v);
+  uint64_t count() const { return count_; }
+  // Appends one sample (with +Inf) to `family` (whose type must be Histogram).
+  void render(prometheus::MetricFamily& family, const core::LabelPairs& labels) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bucket, not cumulative; last is +Inf
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+prometheus::MetricFamily histogramFamily(std::string name, std::string help);
+
+}  // namespace fabricwatch::probes::peer

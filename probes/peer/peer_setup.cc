@@ -1,0 +1,79 @@
+#include "probes/peer/peer_setup.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "probes/peer/net_util.h"
+
+namespace fabricwatch::probes::peer {
+
+std::string resolveNodeName(const config::Config& cfg) {
+  if (!cfg.peer.node_name.empty()) return cfg.peer.node_name;
+  if (const char* env = std::getenv("NODE_NAME"); env && *env) return env;
+  char buf[256] = {0};
+  if (::gethostname(buf, sizeof buf - 1) == 0 && buf[0]) return buf;
+  return "unknown";
+}
+
+core::Result<std::string> readSecretFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return core::Error{"cannot read peer secret file " + path};
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  std::string s = ss.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  if (s.size() < 16)
+    return core::Error{"peer secret file " + path + " holds " + std::to_string(s.size()) +
+                       " bytes; at least 16 are needed (e.g. openssl rand -hex 32)"};
+  return s;
+}
+
+core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg) {
+  const auto& p = cfg.probe;
+  if (!p.meshEnabled()) return std::shared_ptr<PeerProber>();
+  if (cfg.peer.secret_file.empty())
+    return core::Error{
+        "the peer mesh is configured but peer.secret_file is not set; refusing to "
+        "run an unauthenticated peer channel"};
+  auto secret = readSecretFile(cfg.peer.secret_file);
+  if (!secret) return secret.error();
+
+  auto listen = splitHostPort(cfg.peer.listen_address);
+  if (!listen) return core::Error{"bad peer.listen_address " + cfg.peer.listen_address};
+  std::vector<std::unique_ptr<MembershipSource>> sources;
+  if (!p.peers.empty()) sources.push_back(std::make_unique<StaticSource>(p.peers));
+  if (!p.dns_name.empty())
+    sources.push_back(std::make_unique<DnsSource>(
+        p.dns_name, p.dns_port ? p.dns_port : listen->port, p.dns_timeout));
+  if (!p.peers_file.empty()) sources.push_back(std::make_unique<FileSource>(p.peers_file));
+  auto membership = std::make_unique<Membership>(std::move(sources), p.grace_period);
+
+  ProberOptions o;
+  o.node_name = resolveNodeName(cfg);
+  o.group = p.topology_group;
+  o.group_label = p.topology_label;
+  o.secret = std::move(*secret);
+  o.channel.listen_address = cfg.peer.listen_address;
+  o.channel.max_connections = cfg.peer.max_connections;
+  o.channel.max_connections_per_address = cfg.peer.max_connections_per_address;
+  o.channel.frame_timeout = cfg.peer.frame_timeout;
+  o.channel.idle_timeout = cfg.peer.idle_timeout;
+  o.channel.max_clock_skew_ms = static_cast<uint64_t>(cfg.peer.max_clock_skew.count());
+  o.interval = p.interval;
+  o.peers_per_round = p.peers_per_round;
+  o.samples = p.samples_per_peer;
+  // A probe never outlives its round: timeouts are capped at half the interval.
+  auto cap = std::max(p.interval / 2, config::Duration(10));
+  o.connect_timeout = std::min(p.connect_timeout, cap);
+  o.echo_timeout = std::min(p.echo_timeout, cap);
+  o.dns_timeout = std::min(p.dns_timeout, cap);
+  o.dns_probe = p.dns_probe;
+  o.workers = p.workers;
+  return std::make_shared<PeerProber>(std::move(o), std::move(membership));
+}
+
+}  // namespace fabricwatch::probes::peer

@@ -1,0 +1,39 @@
+#pragma once
+// The mesh's face in the snapshot pipeline: a core::Source whose collect() copies the prober's
+// latest results into the facts document (node.name, probes.mesh, probes.tcp, probes.dns) and
+// whose renderMetrics() renders the peer metrics. It never probes: the prober runs its own
+// rounds, and the scheduler calls collect() on its own interval.
+
+#include <memory>
+
+#include "core/source.h"
+#include "probes/peer/peer_prober.h"
+
+namespace fabricwatch::probes::peer {
+
+class PeerSource : public core::Source {
+ public:
+  // Without a prober (the mesh is off) it reports node.name and an empty membership.
+  PeerSource(std::shared_ptr<const PeerProber> prober, std::string node_name)
+      : prober_(std::move(prober)), node_name_(std::move(node_name)) {}
+  std::string_view name() const override { return "peer"; }
+  core::Collection collect(const core::CollectContext&) override {
+    core::Collection c;
+    if (prober_) {
+      c.facts = prober_->facts();
+    } else {
+      c.facts["node"]["name"] = node_name_;
+      c.facts["probes"]["mesh"] = core::Value::map({{"members", 0}, {"active", 0}, {"pending", 0}});
+    }
+    return c;
+  }
+  void renderMetrics(const core::Snapshot&, core::MetricFamilies& out) const override {
+    if (prober_) prober_->renderMetrics(out);
+  }
+
+ private:
+  std::shared_ptr<const PeerProber> prober_;
+  std::string node_name_;
+};
+
+}  // namespace fabricwatch::probes::peer

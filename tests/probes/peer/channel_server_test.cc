@@ -1,0 +1,221 @@
+#include "probes/peer/channel_server.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include "probes/peer/echo_client.h"
+#include "probes/peer/messages.h"
+
+namespace fabricwatch::probes::peer {
+namespace {
+
+using namespace std::chrono_literals;
+const std::string kSecret = "channel-test-secret-0123456789";
+
+int connectTo(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// True when the server closes the connection within `timeout` (reading and discarding data).
+bool closedWithin(int fd, std::chrono::milliseconds timeout) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  char buf[4096];
+  while (std::chrono::steady_clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) continue;
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return true;
+  }
+  return false;
+}
+
+template <typename Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = 5s) {
+  auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return pred();
+}
+
+uint64_t dropped(const ChannelServer& s, DropReason r) {
+  return s.stats().dropped[static_cast<size_t>(r)];
+}
+
+class ChannelServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    opts_.listen_address = "127.0.0.1:0";
+    opts_.secret = kSecret;
+    opts_.node_name = "server-node";
+    opts_.group = "rack-1";
+    opts_.frame_timeout = 300ms;
+  }
+  void start() {
+    server_ = std::make_unique<ChannelServer>(opts_);
+    ASSERT_TRUE(server_->start());
+    addr_ = "127.0.0.1:" + std::to_string(server_->port());
+  }
+  EchoResult echo(const std::string& secret = kSecret) {
+    EchoOptions o{secret, "client", 3, 1000ms, 1000ms};
+    return runEcho(addr_, o);
+  }
+  ChannelServerOptions opts_;
+  std::unique_ptr<ChannelServer> server_;
+  std::string addr_;
+};
+
+TEST_F(ChannelServerTest, AnswersAuthenticatedEchoes) {
+  start();
+  EchoResult r = echo();
+  EXPECT_TRUE(r.connected);
+  EXPECT_EQ(r.failure, EchoFailure::kNone) << r.error;
+  EXPECT_EQ(r.rtt_seconds.size(), 3u);
+  EXPECT_EQ(r.peer_node, "server-node");
+  EXPECT_EQ(r.peer_group, "rack-1");
+  EXPECT_TRUE(eventually([&] { return server_->stats().frames == 3; }));
+}
+
+TEST_F(ChannelServerTest, WrongSecretIsDroppedAndCounted) {
+  start();
+  EchoResult r = echo("a-different-secret-entirely");
+  EXPECT_TRUE(r.rtt_seconds.empty());
+  EXPECT_EQ(r.failure, EchoFailure::kClosed);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kAuth) == 1; }));
+  EXPECT_EQ(server_->stats().frames, 0u);
+}
+
+TEST_F(ChannelServerTest, GarbageIsDroppedAtOnce) {
+  start();
+  int fd = connectTo(server_->port());
+  ASSERT_GE(fd, 0);
+  std::string http = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_GT(::send(fd, http.data(), http.size(), 0), 0);
+  EXPECT_TRUE(closedWithin(fd, 2s));
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kMalformed) == 1; }));
+}
+
+TEST_F(ChannelServerTest, OversizedLengthPrefixIsDroppedBeforeBuffering) {
+  start();
+  Frame f;
+  f.timestamp_ms = nowUnixMs();
+  f.nonce = 1;
+  std::string header = encodeFrame(f, kSecret).substr(0, kHeaderSize);
+  for (int i = 8; i < 12; ++i) header[i] = '\x7f';  // ~2 GB claimed
+  int fd = connectTo(server_->port());
+  ASSERT_EQ(::send(fd, header.data(), header.size(), 0), static_cast<ssize_t>(header.size()));
+  EXPECT_TRUE(closedWithin(fd, 2s));
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kOversized) == 1; }));
+}
+
+TEST_F(ChannelServerTest, WrongVersionIsDropped) {
+  start();
+  Frame f;
+  f.timestamp_ms = nowUnixMs();
+  f.nonce = 2;
+  f.payload = encodeEchoRequest({0, "x"});
+  std::string wire = encodeFrame(f, kSecret);
+  wire[4] = 9;
+  int fd = connectTo(server_->port());
+  ASSERT_GT(::send(fd, wire.data(), wire.size(), 0), 0);
+  EXPECT_TRUE(closedWithin(fd, 2s));
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kVersion) == 1; }));
+}
+
+TEST_F(ChannelServerTest, ReplayedFrameIsDropped) {
+  start();
+  Frame f;
+  f.timestamp_ms = nowUnixMs();
+  f.nonce = 0xabcdef;
+  f.payload = encodeEchoRequest({0, "attacker"});
+  std::string wire = encodeFrame(f, kSecret);
+  int a = connectTo(server_->port());
+  ASSERT_GT(::send(a, wire.data(), wire.size(), 0), 0);
+  EXPECT_TRUE(eventually([&] { return server_->stats().frames == 1; }));
+  int b = connectTo(server_->port());
+  ASSERT_GT(::send(b, wire.data(), wire.size(), 0), 0);
+  EXPECT_TRUE(closedWithin(b, 2s));
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kReplay) == 1; }));
+  ::close(a);
+  ::close(b);
+}
+
+TEST_F(ChannelServerTest, SlowlorisIsCutOffWithoutStallingOthers) {
+  start();
+  Frame f;
+  f.timestamp_ms = nowUnixMs();
+  f.nonce = 3;
+  f.payload = encodeEchoRequest({0, "slow"});
+  std::string wire = encodeFrame(f, kSecret);
+  int fd = connectTo(server_->port());
+  ASSERT_EQ(::send(fd, wire.data(), 10, 0), 10);  // part of the header, then nothing
+  // Meanwhile the server keeps answering.
+  EchoResult r = echo();
+  EXPECT_EQ(r.rtt_seconds.size(), 3u) << r.error;
+  EXPECT_TRUE(closedWithin(fd, 3s));
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kTimeout) == 1; }));
+}
+
+TEST_F(ChannelServerTest, ExcessConnectionsAreRefusedAndCounted) {
+  opts_.max_connections = 3;
+  opts_.max_connections_per_address = 100;
+  start();
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(connectTo(server_->port()));
+  EXPECT_TRUE(eventually([&] { return server_->stats().open == 3; }));
+  int extra = connectTo(server_->port());
+  EXPECT_TRUE(closedWithin(extra, 2s));
+  ::close(extra);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kLimit) >= 1; }));
+  ::close(idle.back());
+  idle.pop_back();
+  EXPECT_TRUE(eventually([&] { return server_->stats().open == 2; }));
+  EXPECT_EQ(echo().rtt_seconds.size(), 3u);
+  for (int fd : idle) ::close(fd);
+}
+
+TEST_F(ChannelServerTest, PerAddressLimit) {
+  opts_.max_connections = 100;
+  opts_.max_connections_per_address = 2;
+  start();
+  int a = connectTo(server_->port()), b = connectTo(server_->port());
+  EXPECT_TRUE(eventually([&] { return server_->stats().open == 2; }));
+  int c = connectTo(server_->port());
+  EXPECT_TRUE(closedWithin(c, 2s));
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kLimit) == 1; }));
+  for (int fd : {a, b, c}) ::close(fd);
+}
+
+TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
+  start();
+  int port = server_->port();
+  server_->stop();
+  EchoOptions o{kSecret, "client", 1, 500ms, 500ms};
+  EchoResult refused = runEcho("127.0.0.1:" + std::to_string(port), o);
+  EXPECT_EQ(refused.failure, EchoFailure::kRefused);
+  EXPECT_FALSE(refused.connected);
+  EchoResult bad = runEcho("not-an-address", o);
+  EXPECT_EQ(bad.failure, EchoFailure::kError);
+}
+
+}  // namespace
+}  // namespace fabricwatch::probes::peer

@@ -1,0 +1,185 @@
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+#include "core/value_format.h"
+#include "probes/peer/peer_prober.h"
+#include "probes/peer/peer_setup.h"
+#include "probes/peer/peer_source.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::probes::peer {
+namespace {
+
+using namespace std::chrono_literals;
+const std::string kSecret = "prober-test-secret-0123456789";
+
+// A prober on 127.0.0.1 with an ephemeral port and a static membership.
+std::unique_ptr<PeerProber> makeProber(const std::string& name, std::vector<std::string> peers,
+                                       const std::string& secret = kSecret) {
+  std::vector<std::unique_ptr<MembershipSource>> sources;
+  sources.push_back(std::make_unique<StaticSource>(std::move(peers)));
+  ProberOptions o;
+  o.node_name = name;
+  o.secret = secret;
+  o.channel.listen_address = "127.0.0.1:0";
+  o.interval = 1h;  // rounds are driven by the test
+  o.peers_per_round = 8;
+  o.samples = 3;
+  o.connect_timeout = 300ms;
+  o.echo_timeout = 300ms;
+  o.dns_probe = false;
+  return std::make_unique<PeerProber>(
+      o, std::make_unique<Membership>(std::move(sources), std::chrono::milliseconds(0)));
+}
+
+// Builds three servers first (to learn their ports), then the probers that list them.
+struct Trio {
+  std::vector<std::unique_ptr<ChannelServer>> servers;
+  std::vector<std::string> addrs;
+};
+
+const core::Value* peerEntry(const core::Value& facts, const std::string& addr) {
+  const core::Value* peers = facts.findPath("probes.tcp.peers");
+  if (!peers) return nullptr;
+  for (const auto& p : peers->asList())
+    if (p.find("address")->asString() == addr) return &p;
+  return nullptr;
+}
+
+TEST(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = kSecret;
+  so.node_name = "peer-b";
+  ChannelServer b(so);
+  ASSERT_TRUE(b.start());
+  std::string b_addr = "127.0.0.1:" + std::to_string(b.port());
+  // A listed endpoint where nothing listens: pending, never reported as a failure.
+  ChannelServer gone(so);
+  ASSERT_TRUE(gone.start());
+  std::string gone_addr = "127.0.0.1:" + std::to_string(gone.port());
+  gone.stop();
+
+  auto a = makeProber("peer-a", {b_addr, gone_addr});
+  ASSERT_TRUE(a->start());
+  a->runRound(1);
+  core::Value facts = a->facts();
+  EXPECT_EQ(facts.findPath("node.name")->asString(), "peer-a");
+  EXPECT_EQ(facts.findPath("probes.mesh.active")->asInt(), 1);
+  EXPECT_EQ(facts.findPath("probes.mesh.pending")->asInt(), 1);
+  const core::Value* e = peerEntry(facts, b_addr);
+  ASSERT_NE(e, nullptr) << core::toJson(facts);
+  EXPECT_TRUE(e->find("reachable")->asBool());
+  EXPECT_EQ(e->find("node")->asString(), "peer-b");
+  EXPECT_EQ(e->find("samples_received")->asInt(), 3);
+  EXPECT_GT(e->findPath("rtt_seconds.p50")->asDouble(), 0);
+  EXPECT_EQ(peerEntry(facts, gone_addr), nullptr);
+
+  // The peer goes away: reported unreachable in the next round, and probed again after.
+  b.stop();
+  a->runRound(2);
+  facts = a->facts();
+  e = peerEntry(facts, b_addr);
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(e->find("reachable")->asBool());
+  EXPECT_EQ(e->find("failure")->asString(), "refused");
+  EXPECT_EQ(facts.findPath("probes.tcp.unreachable")->asInt(), 1);
+
+  core::MetricFamilies fams;
+  a->renderMetrics(fams);
+  std::set<std::string> names;
+  for (const auto& f : fams) names.insert(f.name);
+  for (const char* n :
+       {"fabricwatch_peer_members", "fabricwatch_probe_tcp_rtt_seconds",
+        "fabricwatch_probe_tcp_failures_total", "fabricwatch_probe_tcp_peer_up",
+        "fabricwatch_peer_channel_dropped_total", "fabricwatch_probe_dns_resolve_seconds"})
+    EXPECT_TRUE(names.count(n)) << n;
+  a->stop();
+}
+
+TEST(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
+  auto a = makeProber("solo", {});
+  ASSERT_TRUE(a->start());
+  std::string self = "127.0.0.1:" + std::to_string(a->port());
+  a->stop();
+  // Rebuild with itself in the list: the knock comes back with its own name.
+  std::vector<std::unique_ptr<MembershipSource>> sources;
+  sources.push_back(std::make_unique<StaticSource>(std::vector<std::string>{self}));
+  ProberOptions o = a->options();
+  o.channel.listen_address = self;
+  PeerProber p(o, std::make_unique<Membership>(std::move(sources), 0ms));
+  ASSERT_TRUE(p.start());
+  p.runRound(5);
+  core::Value st = p.status();
+  ASSERT_EQ(st.find("members")->asList().size(), 1u);
+  EXPECT_EQ(st.find("members")->asList()[0].find("state")->asString(), "self");
+  EXPECT_TRUE(st.find("round_peers")->asList().empty());
+  EXPECT_TRUE(st.find("results")->asList().empty());
+  p.stop();
+}
+
+TEST(PeerProberTest, WrongSecretNeverBecomesActive) {
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = kSecret;
+  so.node_name = "b";
+  ChannelServer b(so);
+  ASSERT_TRUE(b.start());
+  auto a = makeProber("a", {"127.0.0.1:" + std::to_string(b.port())}, "some-other-secret-123456");
+  ASSERT_TRUE(a->start());
+  a->runRound(1);
+  a->runRound(2);
+  EXPECT_EQ(a->facts().findPath("probes.mesh.pending")->asInt(), 1);
+  EXPECT_EQ(b.stats().dropped[static_cast<size_t>(DropReason::kAuth)], 2u);
+  a->stop();
+}
+
+TEST(PeerSourceTest, WithoutAMeshReportsNodeNameAndEmptyMembership) {
+  PeerSource src(nullptr, "lonely");
+  core::Collection c = src.collect({});
+  EXPECT_EQ(c.facts.findPath("node.name")->asString(), "lonely");
+  EXPECT_EQ(c.facts.findPath("probes.mesh.members")->asInt(), 0);
+}
+
+TEST(PeerSetupTest, MeshIsOffByDefaultAndNeverUnauthenticated) {
+  auto def = config::loadEmbeddedDefault();
+  ASSERT_TRUE(def.ok()) << core::formatAll(def.problems);
+  EXPECT_FALSE(def.config.probe.meshEnabled());
+  auto none = makePeerProber(def.config);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(*none, nullptr);
+
+  auto r = config::loadConfig("[probe]\npeers = [\"10.0.0.1:19737\"]\n", "t.toml");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.problems[0].message.find("peer.secret_file"), std::string::npos);
+
+  testing::TempDir dir;
+  std::string short_secret = dir.write("short", "abc\n");
+  auto c = config::loadConfig(
+      "[peer]\nsecret_file = \"" + short_secret + "\"\n[probe]\npeers = [\"10.0.0.1:19737\"]\n",
+      "t.toml");
+  ASSERT_TRUE(c.ok()) << core::formatAll(c.problems);
+  auto p = makePeerProber(c.config);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message.find("at least 16"), std::string::npos);
+}
+
+TEST(PeerSetupTest, ConfigKeysAreCheckedWithPositions) {
+  auto r = config::loadConfig("[probe]\npeers = [\"no-port\"]\npeers_per_round = 0\n", "t.toml");
+  ASSERT_EQ(r.problems.size(), 2u);
+  EXPECT_EQ(r.problems[0].line, 2);
+  EXPECT_NE(r.problems[0].message.find("HOST:PORT"), std::string::npos);
+  EXPECT_EQ(r.problems[1].line, 3);
+}
+
+TEST(DnsProbeTest, ResolvesLocalhostAndFailsUnknownNames) {
+  DnsResult ok = resolveHost("localhost", 2s);
+  EXPECT_TRUE(ok.ok) << ok.error;
+  EXPECT_FALSE(ok.addresses.empty());
+  DnsResult bad = resolveHost("does-not-exist.invalid", 2s);
+  EXPECT_FALSE(bad.ok);
+  EXPECT_FALSE(bad.error.empty());
+}
+
+}  // namespace
+}  // namespace fabricwatch::probes::peer

@@ -105,6 +105,21 @@ Setter durationKey(Duration lo, Duration hi,
       });
 }
 
+Setter stringListKey(
+    std::function<std::optional<std::string>(Config&, std::vector<std::string>)> apply) {
+  return [apply](Config& c, const toml::node& n, const std::string&) -> std::optional<std::string> {
+    const toml::array* arr = n.as_array();
+    if (!arr) return "expected an array of strings, got " + typeName(n);
+    std::vector<std::string> out;
+    for (const auto& item : *arr) {
+      auto v = item.value<std::string>();
+      if (!item.is_string() || !v) return "expected an array of strings, found " + typeName(item);
+      out.push_back(*v);
+    }
+    return apply(c, std::move(out));
+  };
+}
+
 }  // namespace
 
 std::optional<std::string> checkListenAddress(const std::string& s) {
@@ -176,6 +191,37 @@ const std::vector<Key>& schema() {
                                                 [](Config& c, Duration d, const std::string& name) {
                                                   c.collect.sources[name].timeout = d;
                                                 })},
+      {"policy.paths",
+       stringListKey([](Config& c, std::vector<std::string> v) -> std::optional<std::string> {
+         for (const auto& p : v)
+           if (p.empty()) return "policy paths must not be empty strings";
+         c.policy.paths = std::move(v);
+         return std::nullopt;
+       })},
+      {"policy.shipped",
+       boolKey([](Config& c, bool v, const std::string&) { c.policy.shipped = v; })},
+      {"policy.resource_group", stringKey([](Config& c, const std::string& v,
+                                             const std::string&) -> std::optional<std::string> {
+         if (v.find_first_of(" \t\n\"") != std::string::npos)
+           return "resource group \"" + v + "\" must not contain spaces or quotes";
+         c.policy.resource_group = v;
+         return std::nullopt;
+       })},
+      {"policy.resource_group_file",
+       stringKey(
+           [](Config& c, const std::string& v, const std::string&) -> std::optional<std::string> {
+             if (!v.empty() && v[0] != '/')
+               return "resource_group_file \"" + v + "\" must be an absolute path";
+             c.policy.resource_group_file = v;
+             return std::nullopt;
+           })},
+      {"policy.reload_interval", durationKey(milliseconds(0), hours(24),
+                                             [](Config& c, Duration d, const std::string&) {
+                                               c.policy.reload_interval = d;
+                                             })},
+      {"policy.max_workload_subjects",
+       intKey(1, 1000,
+              [](Config& c, int64_t v) { c.policy.max_workload_subjects = static_cast<int>(v); })},
   };
   return keys;
 }

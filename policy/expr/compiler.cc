@@ -301,7 +301,8 @@ class Compiler {
     }
     bool k = true;
     for (const auto& t : args) k = k && isConst(t);
-    if (a.name == std::string("matches") && !k && isConst(args[1])) {
+    if (a.name == std::string("matches") && isConst(args[1])) {
+      // A literal pattern compiles once, here, and its errors point at the pattern.
       const RVal* pat = args[1].node->constant();
       RE2::Options ro;
       ro.set_log_errors(false);
@@ -309,7 +310,9 @@ class Compiler {
       if (!re->ok()) {
         fail(args[1].node->pos(), "invalid regular expression '" + *pat->s + "': " + re->error());
       }
-      return {makeMatchesConst(a.pos, std::move(args[0].node), std::move(re)), kTBool};
+      bool target_const = isConst(args[0]);
+      return fold(target_const,
+                  {makeMatchesConst(a.pos, std::move(args[0].node), std::move(re)), kTBool});
     }
     std::vector<NodePtr> nodes;
     for (auto& t : args) nodes.push_back(std::move(t.node));

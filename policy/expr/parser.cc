@@ -157,23 +157,32 @@ class Parser {
   }
 
   std::unique_ptr<Ast> unary() {
-    DepthGuard g(this, cur().pos);
     if (at(Tok::kMinus) && ahead(1).kind == Tok::kInt && ahead(2).kind != Tok::kDot &&
         ahead(2).kind != Tok::kLBracket) {
       // A negative literal: lets -9223372036854775808 be written.
       const Token& minus = take();
       const Token& num = take();
+      if (num.int_value > (uint64_t{1} << 63)) fail(num.pos, "integer literal out of range");
       auto n = node(AstKind::kLiteral, minus.pos);
       n->literal = core::Value(static_cast<int64_t>(-static_cast<__int128>(num.int_value)));
       return n;
     }
-    if (at(Tok::kMinus) || at(Tok::kNot)) {
-      const Token& op = take();
-      auto n = node(AstKind::kUnary, op.pos, op.text);
-      add(n.get(), unary());
-      return n;
+    // Prefix operators are collected iteratively so that a long run of them cannot recurse.
+    std::vector<const Token*> ops;
+    while (at(Tok::kMinus) || at(Tok::kNot)) {
+      ops.push_back(&take());
+      if (ops.size() > static_cast<size_t>(kMaxAstHeight)) {
+        fail(ops.back()->pos,
+             "expression is nested too deeply (limit " + std::to_string(kMaxAstHeight) + ")");
+      }
     }
-    return member();
+    auto operand = member();
+    for (auto it = ops.rbegin(); it != ops.rend(); ++it) {
+      auto n = node(AstKind::kUnary, (*it)->pos, (*it)->text);
+      add(n.get(), std::move(operand));
+      operand = std::move(n);
+    }
+    return operand;
   }
 
   std::vector<std::unique_ptr<Ast>> exprList(Tok close) {

@@ -55,8 +55,11 @@ core::Status Daemon::start() {
   opts.threads = config_.web.threads;
   opts.max_request_bytes = config_.web.max_request_bytes;
   opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
+  packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
+  if (auto problems = packs_->reload(); !problems.empty())
+    return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
   if (auto st = http_.start(opts); !st) return st;
-  scheduler_ = buildScheduler(config_, store_);
+  scheduler_ = buildScheduler(config_, store_, PipelineOptions{packs_});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -65,12 +68,23 @@ core::Status Daemon::start() {
   return core::Status::Ok();
 }
 
+bool Daemon::reloadPacks(const config::Config& c) {
+  auto problems = packs_->reconfigure(packStoreOptions(c));
+  for (const auto& d : problems)
+    core::log::error("policy", "invalid policy pack, keeping the last good packs",
+                     {{"problem", d.format()}});
+  if (problems.empty())
+    core::log::info("policy", "policy packs reloaded",
+                    {{"packs", std::to_string(packs_->current()->size())}});
+  return problems.empty();
+}
+
 bool Daemon::reload() {
   if (!flags_.isSet("config.file")) {
-    core::log::info("exporter",
-                    "reload requested; running on the embedded default, nothing to reload");
+    bool packs_ok = reloadPacks(config_);
+    core::log::info("exporter", "reload requested; running on the embedded default configuration");
     self_.configReloaded(true);
-    return true;
+    return packs_ok;
   }
   config::LoadResult r = loadConfigWithFlags(flags_);
   if (!r.ok()) {
@@ -87,7 +101,8 @@ bool Daemon::reload() {
     core::log::warn("config", "changes under [web] take effect after a restart");
   }
   applyLogging(r.config);
-  auto next = buildScheduler(r.config, store_);
+  reloadPacks(r.config);
+  auto next = buildScheduler(r.config, store_, PipelineOptions{packs_});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

@@ -13,6 +13,7 @@
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
+#include "policy/pack_store.h"
 
 namespace fabricwatch::exporter {
 
@@ -43,6 +44,9 @@ class Daemon {
   SnapshotCollector collector_{store_};
   HttpServer http_;
   std::unique_ptr<core::Scheduler> scheduler_;
+  // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
+  std::shared_ptr<policy::PackStore> packs_;
+  bool reloadPacks(const config::Config& c);
 };
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and

@@ -63,7 +63,7 @@ class SelectNode : public Node {
     if (o.t != VT::kMap) {
       return c.error(pos_, std::string("cannot select field '") + field_ + "' from " + typeName(o));
     }
-    const core::Value* f = o.v->find(field_);
+    const core::Value* f = findField(*o.v, field_);
     if (test_only_) return RVal::boolean(f != nullptr);
     if (f == nullptr) return c.error(pos_, "no such key: '" + field_ + "'");
     return fromValue(*f);
@@ -89,7 +89,7 @@ class IndexNode : public Node {
       if (k.t != VT::kString) {
         return c.error(pos_, std::string("map keys are strings, not ") + typeName(k));
       }
-      const core::Value* f = o.v->find(*k.s);
+      const core::Value* f = findField(*o.v, *k.s);
       if (f == nullptr) return c.error(pos_, "no such key: '" + *k.s + "'");
       return fromValue(*f);
     }
@@ -272,7 +272,7 @@ class BinaryNode : public Node {
     }
     if (b.t == VT::kMap) {
       if (a.t != VT::kString) return RVal::boolean(false);
-      return RVal::boolean(b.v->find(*a.s) != nullptr);
+      return RVal::boolean(findField(*b.v, *a.s) != nullptr);
     }
     return c.error(pos_, overloadError("in", a, b));
   }

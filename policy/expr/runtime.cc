@@ -4,39 +4,6 @@
 
 namespace fabricwatch::policy::expr {
 
-RVal fromValue(const core::Value& v) {
-  RVal r;
-  switch (v.kind()) {
-    case core::Value::Kind::kNull:
-      break;
-    case core::Value::Kind::kBool:
-      r.t = VT::kBool;
-      r.b = v.asBool();
-      break;
-    case core::Value::Kind::kInt:
-      r.t = VT::kInt;
-      r.i = v.asInt();
-      break;
-    case core::Value::Kind::kDouble:
-      r.t = VT::kDouble;
-      r.d = v.asDouble();
-      break;
-    case core::Value::Kind::kString:
-      r.t = VT::kString;
-      r.s = &v.asString();
-      break;
-    case core::Value::Kind::kList:
-      r.t = VT::kList;
-      r.v = &v;
-      break;
-    case core::Value::Kind::kMap:
-      r.t = VT::kMap;
-      r.v = &v;
-      break;
-  }
-  return r;
-}
-
 core::Value toValue(const RVal& v) {
   switch (v.t) {
     case VT::kNull:
@@ -89,10 +56,6 @@ const char* typeName(const RVal& v) {
   }
   return "?";
 }
-
-size_t listSize(const RVal& l) { return l.rlist ? l.rl->size() : l.v->asList().size(); }
-
-RVal listAt(const RVal& l, size_t i) { return l.rlist ? (*l.rl)[i] : fromValue(l.v->asList()[i]); }
 
 std::shared_ptr<const re2::RE2> RegexCache::get(const std::string& pattern, std::string* error) {
   {

@@ -87,13 +87,69 @@ struct RVal {
 };
 
 // Borrows a facts value (scalars are copied, containers and strings referenced).
-RVal fromValue(const core::Value& v);
+inline RVal fromValue(const core::Value& v) {
+  RVal r;
+  switch (v.kind()) {
+    case core::Value::Kind::kNull:
+      break;
+    case core::Value::Kind::kBool:
+      r.t = VT::kBool;
+      r.b = v.asBool();
+      break;
+    case core::Value::Kind::kInt:
+      r.t = VT::kInt;
+      r.i = v.asInt();
+      break;
+    case core::Value::Kind::kDouble:
+      r.t = VT::kDouble;
+      r.d = v.asDouble();
+      break;
+    case core::Value::Kind::kString:
+      r.t = VT::kString;
+      r.s = &v.asString();
+      break;
+    case core::Value::Kind::kList:
+      r.t = VT::kList;
+      r.v = &v;
+      break;
+    case core::Value::Kind::kMap:
+      r.t = VT::kMap;
+      r.v = &v;
+      break;
+  }
+  return r;
+}
+
+// A map key for lookups in facts maps. Field names are short and usually differ in their first
+// bytes, so an inline byte loop beats a call to memcmp for each comparison of the tree walk.
+struct FieldKey {
+  std::string_view s;
+};
+inline int compareShort(std::string_view a, std::string_view b) {
+  size_t n = a.size() < b.size() ? a.size() : b.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != b[i])
+      return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]) ? -1 : 1;
+  }
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+inline bool operator<(const std::string& a, const FieldKey& b) { return compareShort(a, b.s) < 0; }
+inline bool operator<(const FieldKey& a, const std::string& b) { return compareShort(a.s, b) < 0; }
+
+// Map lookup in a facts map; nullptr when absent.
+inline const core::Value* findField(const core::Value& map, std::string_view key) {
+  const auto& m = map.asMap();
+  auto it = m.find(FieldKey{key});
+  return it == m.end() ? nullptr : &it->second;
+}
 // Deep conversion for results; a semver becomes its text.
 core::Value toValue(const RVal& v);
 const char* typeName(const RVal& v);
 
-size_t listSize(const RVal& l);
-RVal listAt(const RVal& l, size_t i);
+inline size_t listSize(const RVal& l) { return l.rlist ? l.rl->size() : l.v->asList().size(); }
+inline RVal listAt(const RVal& l, size_t i) {
+  return l.rlist ? (*l.rl)[i] : fromValue(l.v->asList()[i]);
+}
 
 // Bounded cache of regexes compiled at evaluation time (patterns that are not literals).
 class RegexCache {

@@ -80,18 +80,20 @@ class PackEvaluator {
 
   // Evaluates one rule in an activation: true when it holds, false when violated, nullopt on
   // error (already recorded).
+  // `workload` is null for the node; its subject string is only built when needed.
   std::optional<bool> check(const Rule& rule, const expr::Activation& act,
-                            const std::string& subject) {
+                            const core::Value* workload) {
+    auto subject = [&] { return workload ? workloadSubject(*workload) : std::string("node"); };
     auto r = rule.expression.program->evaluate(act, opts_);
     if (!r.ok()) {
       ++stats_.error;
-      error(rule.id, subject, firstError(r));
+      error(rule.id, subject(), firstError(r));
       return std::nullopt;
     }
     if (!r.value.isBool()) {
       ++stats_.error;
       error(
-          rule.id, subject,
+          rule.id, subject(),
           "expression must evaluate to a bool, got " + std::string(core::kindName(r.value.kind())));
       return std::nullopt;
     }
@@ -114,7 +116,7 @@ class PackEvaluator {
   }
 
   void evalNode(const Rule& rule) {
-    auto ok = check(rule, node_, "node");
+    auto ok = check(rule, node_, nullptr);
     if (ok && !*ok) out_.violations.push_back(finding(rule, "node", "node", message(rule, node_)));
   }
 
@@ -122,18 +124,28 @@ class PackEvaluator {
     const core::Value* wl = facts_.find("workloads");
     if (!wl || !wl->isList()) return;
     size_t reported = 0, more = 0;
-    for (const auto& w : wl->asList()) {
-      expr::Activation act = node_;
-      act.bind("workload", &w);
-      std::string subject = workloadSubject(w);
-      auto ok = check(rule, act, subject);
+    const auto& list = wl->asList();
+    if (workload_acts_.size() != list.size()) {
+      // One activation per workload, built once per pack and shared by its workload rules.
+      workload_acts_.clear();
+      workload_acts_.reserve(list.size());
+      for (const auto& w : list) {
+        workload_acts_.push_back(node_);
+        workload_acts_.back().bind("workload", &w);
+      }
+    }
+    for (size_t i = 0; i < list.size(); ++i) {
+      const core::Value& w = list[i];
+      const expr::Activation& act = workload_acts_[i];
+      auto ok = check(rule, act, &w);
       if (!ok || *ok) continue;
       if (reported >= settings_.max_workload_subjects) {
         ++more;
         continue;
       }
       ++reported;
-      out_.violations.push_back(finding(rule, subject, workloadLabel(w), message(rule, act)));
+      out_.violations.push_back(
+          finding(rule, workloadSubject(w), workloadLabel(w), message(rule, act)));
     }
     if (more > 0) {
       out_.violations.push_back(
@@ -149,6 +161,7 @@ class PackEvaluator {
   Evaluation& out_;
   PackStats& stats_;
   expr::Activation node_;
+  std::vector<expr::Activation> workload_acts_;
   expr::EvalOptions opts_;
   core::Value variables_;
 };

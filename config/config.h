@@ -79,6 +79,18 @@ struct Config {
     // The mesh runs only when some discovery source is configured.
     bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
   } probe;
+
+  struct Policy {
+    // Pack files or directories, loaded after the shipped packs; a pack here replaces a shipped
+    // pack of the same name.
+    std::vector<std::string> paths;
+    bool shipped = true;         // load the packs compiled into the binary (config/policies/)
+    std::string resource_group;  // empty: env, label file, then derived from facts
+    bool resource_group_from_flag = false;  // set by --resource-group (wins over the env var)
+    std::string resource_group_file;  // node-label file with fabricwatch.io/resource-group=...
+    Duration reload_interval{30000};  // how often pack files are checked for changes; 0: never
+    int max_workload_subjects = 20;   // workload violations listed one by one per rule
+  } policy;
 };
 
 }  // namespace fabricwatch::config

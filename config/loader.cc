@@ -289,6 +289,37 @@ const std::vector<Key>& schema() {
        })},
       {"probe.workers",
        intKey(1, 64, [](Config& c, int64_t v) { c.probe.workers = static_cast<int>(v); })},
+      {"policy.paths",
+       stringListKey(
+           [](const std::string& p) -> std::optional<std::string> {
+             if (p.empty()) return "policy paths must not be empty strings";
+             return std::nullopt;
+           },
+           [](Config& c, std::vector<std::string> v) { c.policy.paths = std::move(v); })},
+      {"policy.shipped",
+       boolKey([](Config& c, bool v, const std::string&) { c.policy.shipped = v; })},
+      {"policy.resource_group", stringKey([](Config& c, const std::string& v,
+                                             const std::string&) -> std::optional<std::string> {
+         if (v.find_first_of(" \t\n\"") != std::string::npos)
+           return "resource group \"" + v + "\" must not contain spaces or quotes";
+         c.policy.resource_group = v;
+         return std::nullopt;
+       })},
+      {"policy.resource_group_file",
+       stringKey(
+           [](Config& c, const std::string& v, const std::string&) -> std::optional<std::string> {
+             if (!v.empty() && v[0] != '/')
+               return "resource_group_file \"" + v + "\" must be an absolute path";
+             c.policy.resource_group_file = v;
+             return std::nullopt;
+           })},
+      {"policy.reload_interval", durationKey(milliseconds(0), hours(24),
+                                             [](Config& c, Duration d, const std::string&) {
+                                               c.policy.reload_interval = d;
+                                             })},
+      {"policy.max_workload_subjects",
+       intKey(1, 1000,
+              [](Config& c, int64_t v) { c.policy.max_workload_subjects = static_cast<int>(v); })},
   };
   return keys;
 }

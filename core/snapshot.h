@@ -34,6 +34,8 @@ struct Violation {
   std::string subject;   // "node" or a workload (pod/container/pid)
   std::string message;
   std::string remediation;
+  // The subject as a bounded metric label: "node" or "workload:<pod uid or pid>".
+  std::string metric_subject;
 };
 
 struct Snapshot {

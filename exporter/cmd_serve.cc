@@ -17,7 +17,7 @@ int runServe(const Args& args) {
       "Collects node facts on their intervals and serves /metrics, /healthz, /readyz and "
       "/api/v1/*.\n"
       "SIGHUP reloads --config.file; SIGTERM or SIGINT stops.");
-  addConfigFlags(flags, {.web = true});
+  addConfigFlags(flags, {.web = true, .policy = true});
   flags.addBool("help", "Show this help.");
   if (auto err = flags.parse(args)) {
     std::cerr << "fabricwatch serve: " << *err << "\n\n" << flags.help();

@@ -17,5 +17,7 @@ int runServe(const Args& args);
 int runFacts(const Args& args);
 int runConfig(const Args& args);
 int runVersion(const Args& args);
+int runCheck(const Args& args);
+int runPolicy(const Args& args);
 
 }  // namespace fabricwatch::exporter

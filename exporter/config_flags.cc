@@ -34,6 +34,14 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     flags.add("probe.interval", "Time between probe rounds, e.g. 10s. Overrides probe.interval.");
     flags.add("probe.peers-per-round", "Peers probed per round. Overrides probe.peers_per_round.");
   }
+  if (opts.policy) {
+    flags.add("policy.path",
+              "Policy pack files or directories, comma-separated, loaded after the shipped packs. "
+              "Overrides policy.paths.");
+    flags.add("resource-group",
+              "The node's resource group (selects the packs). Overrides "
+              "FABRICWATCH_RESOURCE_GROUP and policy.resource_group.");
+  }
 }
 
 void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
@@ -113,6 +121,32 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
       r.config.probe.peers_per_round = k;
   }
   if (auto err = config::checkPeerConfig(r.config)) problem("peer.secret-file", *err);
+  if (flags.isSet("policy.path")) {
+    std::vector<std::string> paths;
+    std::string v = flags.get("policy.path");
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t comma = v.find(',', start);
+      std::string p =
+          v.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      if (!p.empty()) paths.push_back(p);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (paths.empty())
+      problem("policy.path", "needs at least one file or directory");
+    else
+      r.config.policy.paths = std::move(paths);
+  }
+  if (flags.isSet("resource-group")) {
+    std::string v = flags.get("resource-group");
+    if (v.empty() || v.find_first_of(" \t\n\"") != std::string::npos) {
+      problem("resource-group", "must be a non-empty name without spaces, got \"" + v + "\"");
+    } else {
+      r.config.policy.resource_group = v;
+      r.config.policy.resource_group_from_flag = true;
+    }
+  }
   if (flags.isSet("web.config.file")) {
     problem("web.config.file",
             "TLS and basic authentication are not supported yet; remove the flag and put "

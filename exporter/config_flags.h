@@ -11,7 +11,8 @@
 namespace fabricwatch::exporter {
 
 struct ConfigFlagOptions {
-  bool web = false;  // --web.* flags (serve only)
+  bool web = false;     // --web.* flags (serve only)
+  bool policy = false;  // --policy.path and --resource-group (serve, check)
 };
 
 void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts);

@@ -77,7 +77,13 @@ core::Status Daemon::start() {
     std::lock_guard lock(prober_mu_);
     prober_ = *prober;
   }
-  scheduler_ = buildScheduler(config_, store_, prober_);
+  packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
+  if (auto problems = packs_->reload(); !problems.empty()) {
+    if (*prober) (*prober)->stop();
+    http_.stop();
+    return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
+  }
+  scheduler_ = buildScheduler(config_, store_, PipelineOptions{packs_, true, prober_});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -86,12 +92,23 @@ core::Status Daemon::start() {
   return core::Status::Ok();
 }
 
+bool Daemon::reloadPacks(const config::Config& c) {
+  auto problems = packs_->reconfigure(packStoreOptions(c));
+  for (const auto& d : problems)
+    core::log::error("policy", "invalid policy pack, keeping the last good packs",
+                     {{"problem", d.format()}});
+  if (problems.empty())
+    core::log::info("policy", "policy packs reloaded",
+                    {{"packs", std::to_string(packs_->current()->size())}});
+  return problems.empty();
+}
+
 bool Daemon::reload() {
   if (!flags_.isSet("config.file")) {
-    core::log::info("exporter",
-                    "reload requested; running on the embedded default, nothing to reload");
+    bool packs_ok = reloadPacks(config_);
+    core::log::info("exporter", "reload requested; running on the embedded default configuration");
     self_.configReloaded(true);
-    return true;
+    return packs_ok;
   }
   config::LoadResult r = loadConfigWithFlags(flags_);
   if (!r.ok()) {
@@ -131,7 +148,8 @@ bool Daemon::reload() {
     std::lock_guard lock(prober_mu_);
     prober_ = prober;
   }
-  auto next = buildScheduler(r.config, store_, prober_);
+  reloadPacks(r.config);
+  auto next = buildScheduler(r.config, store_, PipelineOptions{packs_, true, prober_});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

@@ -15,6 +15,7 @@
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
 #include "probes/peer/peer_prober.h"
+#include "policy/pack_store.h"
 
 namespace fabricwatch::exporter {
 
@@ -48,6 +49,9 @@ class Daemon {
   // The peer mesh (null when off); swapped on reload, read by /api/v1/peers.
   std::shared_ptr<probes::peer::PeerProber> prober_;
   mutable std::mutex prober_mu_;
+  // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
+  std::shared_ptr<policy::PackStore> packs_;
+  bool reloadPacks(const config::Config& c);
 };
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and

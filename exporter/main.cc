@@ -17,7 +17,10 @@ const char* kUsage =
     "  facts            collect once and print the facts document (json or yaml)\n"
     "  config validate  check configuration files; problems as FILE:LINE:COL: message\n"
     "  config default   print the embedded default configuration\n"
-    "  version          print version, revision and build flags\n\n"
+    "  version          print version, revision and build flags\n"
+    "  check            collect once, evaluate the policy packs, exit 1 on violations\n"
+    "  policy validate  load and compile policy packs; problems as FILE:LINE:COL: message\n"
+    "  policy test      run policy test files (expected violations over given facts)\n\n"
     "Run 'fabricwatch COMMAND --help' for a command's flags.\n";
 
 }  // namespace
@@ -29,6 +32,8 @@ int main(int argc, char** argv) {
       {"facts", ex::runFacts},
       {"config", ex::runConfig},
       {"version", ex::runVersion},
+      {"check", ex::runCheck},
+      {"policy", ex::runPolicy},
   };
   if (argc < 2) {
     std::cerr << kUsage;

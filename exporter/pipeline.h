@@ -8,15 +8,30 @@
 
 #include "config/config.h"
 #include "core/scheduler.h"
+#include "policy/pack_store.h"
+#include "policy/policy_stage.h"
 #include "probes/peer/peer_prober.h"
 
 namespace fabricwatch::exporter {
 
-// `prober` (serve, when the mesh is on) feeds the "peer" source; without it that source reports
-// node.name and an empty membership.
-std::unique_ptr<core::Scheduler> buildScheduler(
-    const config::Config& cfg, core::SnapshotStore& store,
-    std::shared_ptr<const probes::peer::PeerProber> prober = nullptr);
+struct PipelineOptions {
+  // The packs the policy stage evaluates; null: loaded here from the configuration (a load
+  // error is logged and no pack runs).
+  std::shared_ptr<policy::PackStore> packs;
+  bool policy = true;  // add the policy stage
+  // The peer mesh (serve, when the mesh is on) feeds the "peer" source; without it that source
+  // reports node.name and an empty membership.
+  std::shared_ptr<const probes::peer::PeerProber> prober;
+};
+
+std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
+                                                core::SnapshotStore& store,
+                                                const PipelineOptions& opts = {});
+
+// The pack store and stage settings a configuration asks for (the stage reads
+// FABRICWATCH_RESOURCE_GROUP from the environment here).
+policy::PackStoreOptions packStoreOptions(const config::Config& cfg);
+policy::StageOptions policyStageOptions(const config::Config& cfg);
 
 // Every source name the binary knows, for validating [collect.sources.NAME].
 std::vector<std::string> knownSourceNames();

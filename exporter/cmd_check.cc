@@ -1,0 +1,166 @@
+// `fabricwatch check`: the pre-flight for init containers and scheduler prologs. Collects the
+// facts once, evaluates the packs for the node's resource group, prints the violations (text
+// for people, JSON for tools) and exits 0 when clean, 1 on violations at or above --fail-on
+// (or a rule that could not be evaluated), 2 on a usage or configuration error.
+#include <iostream>
+
+#include "core/log.h"
+#include "core/value_format.h"
+#include "exporter/commands.h"
+#include "exporter/config_flags.h"
+#include "exporter/pipeline.h"
+#include "policy/pack.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+std::string str(const core::Value* v, std::string_view key) {
+  const core::Value* f = v ? v->find(key) : nullptr;
+  return f && f->isString() ? f->asString() : std::string();
+}
+
+void printText(const core::Snapshot& snap, const core::Value* st, std::ostream& out) {
+  out << "resource group: " << str(st, "resource_group") << " (" << str(st, "resource_group_origin")
+      << ")\n";
+  std::string applied, skipped;
+  if (const auto* packs = st ? st->find("packs") : nullptr; packs && packs->isList()) {
+    for (const auto& p : packs->asList()) {
+      const auto* m = p.find("matched");
+      std::string& list = m && m->isBool() && m->asBool() ? applied : skipped;
+      list += (list.empty() ? "" : ", ") + str(&p, "name");
+    }
+  }
+  out << "packs applied: " << (applied.empty() ? "none" : applied) << "\n";
+  if (!skipped.empty()) out << "packs not applicable: " << skipped << "\n";
+  out << "\n";
+  if (snap.violations.empty()) {
+    out << "No violations.\n";
+  } else {
+    size_t w_sev = 8, w_rule = 4, w_subj = 7;
+    for (const auto& v : snap.violations) {
+      w_rule = std::max(w_rule, v.pack.size() + 1 + v.rule.size());
+      w_subj = std::max(w_subj, v.subject.size());
+    }
+    auto pad = [](std::string s, size_t w) {
+      s.resize(std::max(s.size(), w), ' ');
+      return s;
+    };
+    out << pad("SEVERITY", w_sev) << "  " << pad("RULE", w_rule) << "  " << pad("SUBJECT", w_subj)
+        << "  MESSAGE\n";
+    for (const auto& v : snap.violations) {
+      out << pad(v.severity, w_sev) << "  " << pad(v.pack + "/" + v.rule, w_rule) << "  "
+          << pad(v.subject, w_subj) << "  " << v.message << "\n";
+      out << std::string(w_sev + 2, ' ') << "remediation: " << v.remediation << "\n";
+    }
+  }
+  if (const auto* errs = st ? st->find("errors") : nullptr;
+      errs && errs->isList() && errs->size()) {
+    out << "\nRules that could not be evaluated:\n";
+    for (const auto& e : errs->asList()) {
+      out << "  " << str(&e, "pack") << "/" << str(&e, "rule") << "  " << str(&e, "subject") << "  "
+          << str(&e, "message") << "\n";
+    }
+  }
+}
+
+}  // namespace
+
+int runCheck(const Args& args) {
+  FlagSet flags(
+      "usage: fabricwatch check [flags]\n\n"
+      "Collects the node's facts once, evaluates the policy packs for its resource group and\n"
+      "prints the violations with their remediation. Exit status: 0 clean, 1 violations at or\n"
+      "above --fail-on (or rules that could not be evaluated), 2 usage or configuration error.\n"
+      "Meant for init containers and scheduler prologs.");
+  addConfigFlags(flags, {.policy = true});
+  flags.add("format", "Output format: text or json.", "text");
+  flags.add("fail-on", "Lowest severity that fails the check: critical, warning or info.",
+            "critical");
+  flags.addBool("help", "Show this help.");
+  if (auto err = flags.parse(args)) {
+    std::cerr << "fabricwatch check: " << *err << "\n\n" << flags.help();
+    return kExitUsage;
+  }
+  if (flags.getBool("help")) {
+    std::cout << flags.help();
+    return kExitOk;
+  }
+  if (!flags.positional().empty()) {
+    std::cerr << "fabricwatch check: unexpected argument \"" << flags.positional().front()
+              << "\"\n";
+    return kExitUsage;
+  }
+  std::string format = flags.get("format");
+  if (format != "text" && format != "json") {
+    std::cerr << "fabricwatch check: --format must be text or json, not \"" << format << "\"\n";
+    return kExitUsage;
+  }
+  auto fail_on = policy::parseSeverity(flags.get("fail-on"));
+  if (!fail_on) {
+    std::cerr << "fabricwatch check: --fail-on must be critical, warning or info, not \""
+              << flags.get("fail-on") << "\"\n";
+    return kExitUsage;
+  }
+  config::LoadResult r = loadConfigWithFlags(flags);
+  if (!r.ok()) {
+    std::cerr << core::formatAll(r.problems);
+    return kExitUsage;
+  }
+  core::log::setLevel(r.config.log.level);
+  core::log::setFormat(r.config.log.format);
+  auto packs = std::make_shared<policy::PackStore>(packStoreOptions(r.config));
+  if (auto problems = packs->reload(); !problems.empty()) {
+    std::cerr << core::formatAll(problems);
+    return kExitUsage;
+  }
+  core::SnapshotStore store;
+  auto sched = buildScheduler(r.config, store, PipelineOptions{packs});
+  sched->runOnce();
+  auto snap = store.load();
+  const core::Value* st = snap->status.find("policy");
+
+  int failing = 0;
+  core::Value summary = core::Value::map({{"critical", 0}, {"warning", 0}, {"info", 0}});
+  for (const auto& v : snap->violations) {
+    summary[v.severity] = summary[v.severity].asInt() + 1;
+    auto sev = policy::parseSeverity(v.severity);
+    if (sev && *sev >= *fail_on) ++failing;
+  }
+  const core::Value* errs = st ? st->find("errors") : nullptr;
+  size_t errors = errs && errs->isList() ? errs->size() : 0;
+  summary["errors"] = errors;
+  int rc = failing > 0 || errors > 0 ? kExitViolations : kExitOk;
+
+  if (format == "json") {
+    core::Value doc = core::Value::map();
+    doc["resource_group"] = str(st, "resource_group");
+    doc["resource_group_origin"] = str(st, "resource_group_origin");
+    doc["fail_on"] = policy::severityName(*fail_on);
+    doc["exit_code"] = rc;
+    doc["summary"] = std::move(summary);
+    if (const auto* p = st ? st->find("packs") : nullptr) doc["packs"] = *p;
+    core::Value list = core::Value::list();
+    for (const auto& v : snap->violations) {
+      list.push(core::Value::map({{"pack", v.pack},
+                                  {"rule", v.rule},
+                                  {"severity", v.severity},
+                                  {"subject", v.subject},
+                                  {"message", v.message},
+                                  {"remediation", v.remediation}}));
+    }
+    doc["violations"] = std::move(list);
+    doc["errors"] = errs ? *errs : core::Value::list();
+    std::cout << core::toJson(doc, 2) << "\n";
+  } else {
+    printText(*snap, st, std::cout);
+    std::cout << "\n"
+              << snap->violations.size() << " violation(s): " << summary["critical"].asInt()
+              << " critical, " << summary["warning"].asInt() << " warning, "
+              << summary["info"].asInt() << " info; " << errors
+              << " evaluation error(s). Failing at " << policy::severityName(*fail_on)
+              << " and above: " << (rc == kExitOk ? "PASS" : "FAIL") << "\n";
+  }
+  return rc;
+}
+
+}  // namespace fabricwatch::exporter

@@ -1,0 +1,45 @@
+#pragma once
+// Loads policy packs from YAML (apiVersion fabricwatch.io/v1, kind PolicyPack; several packs per
+// file separated by ---). Every problem comes back as `FILE:LINE:COL: message` with the
+// offending line: YAML syntax, unknown fields, missing or mistyped fields, bad severity or
+// subject, duplicate rule ids / variables / pack names, and expression compile errors, whose
+// position inside the expression is mapped back to the file (quoted, plain and block scalars).
+// Nothing throws; a file with any problem yields no packs.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.h"
+#include "policy/pack.h"
+
+namespace fabricwatch::policy {
+
+struct PackLoadResult {
+  PackSet packs;
+  std::vector<core::Diagnostic> problems;
+  bool ok() const { return problems.empty(); }
+};
+
+// One file's text. Pure: no I/O.
+PackLoadResult loadPackText(std::string_view text, std::string_view file);
+
+// Policy test files (*_test.yaml, *.test.yaml) live next to packs and are skipped as packs.
+bool isPolicyTestFile(std::string_view path);
+// Files and directories (every *.yaml / *.yml in a directory, sorted, not recursive, test
+// files skipped). Pack names must be unique across all of them.
+PackLoadResult loadPackPaths(const std::vector<std::string>& paths);
+
+// The shipped packs (config/policies/*.yaml), compiled into the binary.
+struct EmbeddedFile {
+  std::string_view name;  // "config/policies/aws-efa.yaml"
+  std::string_view text;
+};
+const std::vector<EmbeddedFile>& embeddedPackFiles();
+PackLoadResult loadEmbeddedPacks();
+
+// What the daemon and `check` run: the shipped packs (when `shipped`), then the packs under
+// `paths`; a pack from `paths` replaces a shipped pack of the same name.
+PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped);
+
+}  // namespace fabricwatch::policy

@@ -1,0 +1,180 @@
+#include "policy/policy_stage.h"
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+#include "core/snapshot.h"
+#include "policy/nccl_list.h"
+
+namespace fabricwatch::policy {
+namespace {
+
+std::string readSmallFile(const std::string& path) {
+  if (path.empty()) return {};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  std::string out(4096, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  out.resize(static_cast<size_t>(in.gcount()));
+  return out;
+}
+
+double unixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+int64_t intAt(const core::Value& v, std::string_view key) {
+  const core::Value* f = v.find(key);
+  return f && f->isInt() ? f->asInt() : 0;
+}
+
+}  // namespace
+
+PolicyStage::PolicyStage(std::shared_ptr<PackStore> packs, StageOptions opts)
+    : packs_(std::move(packs)), opts_(std::move(opts)) {}
+
+void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const PackSet& packs,
+                       const ReloadStatus& reload, uint64_t errors_total,
+                       core::Snapshot& snapshot) {
+  snapshot.violations.clear();
+  for (const auto& f : e.violations) {
+    snapshot.violations.push_back(core::Violation{f.pack, f.rule, severityName(f.severity),
+                                                  f.subject, f.message, f.remediation,
+                                                  f.subject_label});
+  }
+  core::Value st = core::Value::map();
+  st["resource_group"] = group.name;
+  st["resource_group_origin"] = group.origin;
+  st["packs_loaded"] = packs.size();
+  st["last_reload_successful"] = reload.ok;
+  if (!reload.error.empty()) st["last_reload_error"] = reload.error;
+  st["evaluation_seconds"] = e.seconds;
+  st["errors_total"] = errors_total;
+  core::Value list = core::Value::list();
+  for (const auto& p : e.packs) {
+    core::Value v = core::Value::map();
+    v["name"] = p.name;
+    v["matched"] = p.matched;
+    if (!p.skipped.empty()) v["skipped"] = p.skipped;
+    v["pass"] = p.pass;
+    v["fail"] = p.fail;
+    v["error"] = p.error;
+    v["duration_seconds"] = p.seconds;
+    list.push(std::move(v));
+  }
+  st["packs"] = std::move(list);
+  core::Value errors = core::Value::list();
+  for (const auto& err : e.errors) {
+    errors.push(core::Value::map({{"pack", err.pack},
+                                  {"rule", err.rule},
+                                  {"subject", err.subject},
+                                  {"message", err.message}}));
+  }
+  st["errors"] = std::move(errors);
+  snapshot.status["policy"] = std::move(st);
+}
+
+void PolicyStage::apply(core::Snapshot& snapshot) {
+  packs_->reloadIfChanged(std::chrono::steady_clock::now());
+  auto packs = packs_->current();
+  ResourceGroupInputs in = opts_.group;
+  in.label_file_text = readSmallFile(opts_.resource_group_file);
+  ResourceGroup group = resolveResourceGroup(in, snapshot.facts);
+  prepareFacts(snapshot.facts, group.name);
+  Evaluation e = evaluate(*packs, snapshot.facts, group.name, opts_.eval);
+  uint64_t total = errors_total_ += e.errors.size();
+  publishEvaluation(e, group, *packs, packs_->lastReload(), total, snapshot);
+}
+
+void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
+  auto violation = core::gaugeFamily(
+      "fabricwatch_policy_violation",
+      "1 while a policy rule is violated for a subject (node or workload:<pod uid or pid>); "
+      "absent otherwise.");
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
+  for (const auto& v : snapshot.violations) {
+    std::string subject = v.metric_subject.empty() ? "node" : v.metric_subject;
+    if (!seen.emplace(v.pack, v.rule, v.severity, subject).second) continue;
+    core::addSample(
+        violation,
+        {{"pack", v.pack}, {"rule", v.rule}, {"severity", v.severity}, {"subject", subject}}, 1);
+  }
+  if (!violation.metric.empty()) out.push_back(std::move(violation));
+
+  const core::Value* st = snapshot.status.find("policy");
+  if (st) {
+    auto evaluated = core::gaugeFamily(
+        "fabricwatch_policy_rules_evaluated",
+        "Rule evaluations (one per rule and subject) in the last evaluation, by pack and result "
+        "(pass, fail, error).");
+    auto matched = core::gaugeFamily(
+        "fabricwatch_policy_pack_matched",
+        "Whether a loaded pack applies to this node (its resource group and match expression).");
+    auto duration = core::gaugeFamily("fabricwatch_policy_evaluation_duration_seconds",
+                                      "Duration of the last evaluation of a pack.");
+    auto errors = core::gaugeFamily(
+        "fabricwatch_policy_evaluation_errors",
+        "Expressions of a pack that could not be evaluated in the last evaluation.");
+    std::map<std::string, int64_t> errors_by_pack;
+    if (const auto* errs = st->find("errors"); errs && errs->isList()) {
+      for (const auto& e : errs->asList()) {
+        const auto* p = e.find("pack");
+        if (p && p->isString()) ++errors_by_pack[p->asString()];
+      }
+    }
+    if (const auto* packs = st->find("packs"); packs && packs->isList()) {
+      for (const auto& p : packs->asList()) {
+        const auto* n = p.find("name");
+        if (!n || !n->isString()) continue;
+        const std::string& name = n->asString();
+        for (const char* result : {"pass", "fail", "error"}) {
+          core::addSample(evaluated, {{"pack", name}, {"result", result}},
+                          static_cast<double>(intAt(p, result)));
+        }
+        const auto* m = p.find("matched");
+        core::addSample(matched, {{"pack", name}}, m && m->isBool() && m->asBool() ? 1 : 0);
+        const auto* d = p.find("duration_seconds");
+        core::addSample(duration, {{"pack", name}}, d && d->isNumber() ? d->asDouble() : 0);
+        core::addSample(errors, {{"pack", name}}, static_cast<double>(errors_by_pack[name]));
+      }
+    }
+    for (auto* f : {&evaluated, &matched, &duration, &errors}) out.push_back(std::move(*f));
+
+    auto errors_total = core::counterFamily(
+        "fabricwatch_policy_evaluation_errors_total",
+        "Expressions that could not be evaluated (missing facts, type errors), since start.");
+    core::addSample(errors_total, {}, static_cast<double>(intAt(*st, "errors_total")));
+    out.push_back(std::move(errors_total));
+
+    auto info = core::gaugeFamily(
+        "fabricwatch_resource_group_info",
+        "The resource group the node's policies were chosen for, and where it came from (flag, "
+        "env, config, label-file, derived).");
+    const auto* g = st->find("resource_group");
+    const auto* o = st->find("resource_group_origin");
+    core::addSample(info,
+                    {{"resource_group", g && g->isString() ? g->asString() : ""},
+                     {"origin", o && o->isString() ? o->asString() : ""}},
+                    1);
+    out.push_back(std::move(info));
+  }
+
+  ReloadStatus r = packs_->lastReload();
+  auto ok = core::gaugeFamily(
+      "fabricwatch_policy_last_reload_successful",
+      "Whether the last load of the policy packs succeeded (0: the previous packs still run).");
+  core::addSample(ok, {}, r.ok ? 1 : 0);
+  out.push_back(std::move(ok));
+  auto at = core::gaugeFamily("fabricwatch_policy_last_reload_timestamp_seconds",
+                              "Unix time of the last load of the policy packs.");
+  core::addSample(at, {}, unixSeconds(r.at));
+  out.push_back(std::move(at));
+  auto loaded = core::gaugeFamily("fabricwatch_policy_packs_loaded", "Policy packs loaded.");
+  core::addSample(loaded, {}, static_cast<double>(packs_->current()->size()));
+  out.push_back(std::move(loaded));
+}
+
+}  // namespace fabricwatch::policy

@@ -1,0 +1,45 @@
+#pragma once
+// The policy stage of the snapshot pipeline: on each new snapshot it resolves the node's
+// resource group, prepares the facts (resource_group, NCCL list annotations), evaluates the
+// current packs, and fills snapshot.violations and snapshot.status["policy"] (served at
+// /api/v1/violations). At scrape time it renders the fabricwatch_policy_* metrics from that
+// snapshot (docs/policies.md lists them).
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "core/source.h"
+#include "policy/evaluator.h"
+#include "policy/pack_store.h"
+#include "policy/resource_group.h"
+
+namespace fabricwatch::policy {
+
+struct StageOptions {
+  // flag, env and config values of the resource group; the label file is read on each apply.
+  ResourceGroupInputs group;
+  std::string resource_group_file;
+  EvalSettings eval;
+};
+
+class PolicyStage : public core::Stage {
+ public:
+  PolicyStage(std::shared_ptr<PackStore> packs, StageOptions opts);
+
+  std::string_view name() const override { return "policy"; }
+  void apply(core::Snapshot& snapshot) override;
+  void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+
+ private:
+  std::shared_ptr<PackStore> packs_;
+  StageOptions opts_;
+  std::atomic<uint64_t> errors_total_{0};
+};
+
+// Turns an evaluation into the snapshot's violations and status["policy"] (shared by the stage
+// and tests).
+void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const PackSet& packs,
+                       const ReloadStatus& reload, uint64_t errors_total, core::Snapshot& snapshot);
+
+}  // namespace fabricwatch::policy

@@ -1,0 +1,169 @@
+// End-to-end: `fabricwatch check`, `policy validate` and `policy test` on the real binary.
+#include <gtest/gtest.h>
+
+#include "tests/support/paths.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::testing {
+namespace {
+
+const char* kPack = R"(apiVersion: fabricwatch.io/v1
+kind: PolicyPack
+metadata: {name: kernel-check}
+spec:
+  match: {resourceGroups: ["test-*"]}
+  rules:
+    - id: kernel-release
+      severity: critical
+      expression: 'has(kernel.release) && kernel.release.startsWith("6.")'
+      messageExpression: '"kernel " + kernel.release + " is too old"'
+      remediation: Boot the 6.x kernel from the node image.
+    - id: hostname
+      severity: warning
+      expression: 'has(kernel.hostname) && kernel.hostname.startsWith("gpu-")'
+      message: not a GPU host name
+      remediation: Rename the host.
+)";
+
+struct Fixture {
+  TempDir dir;
+  std::string pack = dir.write("packs/kernel.yaml", kPack);
+  std::string root(const std::string& release) {
+    dir.write("root/proc/sys/kernel/osrelease", release + "\n");
+    dir.write("root/proc/sys/kernel/hostname", "gpu-17\n");
+    return dir.path() + "/root";
+  }
+  std::vector<std::string> check(const std::string& release, std::vector<std::string> extra) {
+    std::vector<std::string> argv = {binaryPath(), "check", "--path.rootfs=" + root(release),
+                                     "--policy.path=" + dir.path() + "/packs",
+                                     "--resource-group=test-a"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+};
+
+TEST(CheckE2ETest, CleanNodeExitsZero) {
+  Fixture f;
+  auto r = runCommand(f.check("6.1.0-18-amd64", {}));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("resource group: test-a (flag)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("packs applied: kernel-check"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("No violations."), std::string::npos);
+  EXPECT_NE(r.out.find("PASS"), std::string::npos);
+}
+
+TEST(CheckE2ETest, ViolationsPrintATableAndExitOne) {
+  Fixture f;
+  auto r = runCommand(f.check("5.10.0-28-amd64", {}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("SEVERITY  RULE"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("critical  kernel-check/kernel-release  node     kernel 5.10.0-28-amd64 is "
+                       "too old"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("remediation: Boot the 6.x kernel from the node image."), std::string::npos);
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos);
+}
+
+TEST(CheckE2ETest, FailOnSelectsTheSeverity) {
+  Fixture f;
+  // Only a warning (host name) violated: passes at critical, fails at warning.
+  f.dir.write("packs/kernel.yaml",
+              std::string(kPack).replace(std::string(kPack).find("gpu-\")"), 6, "cpu-\")"));
+  EXPECT_EQ(runCommand(f.check("6.1", {"--fail-on=critical"})).exit_code, 0);
+  EXPECT_EQ(runCommand(f.check("6.1", {"--fail-on=warning"})).exit_code, 1);
+}
+
+TEST(CheckE2ETest, JsonOutput) {
+  Fixture f;
+  auto r = runCommand(f.check("5.4", {"--format=json"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("\"resource_group\": \"test-a\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"rule\": \"kernel-release\""), std::string::npos);
+  EXPECT_NE(r.out.find("\"remediation\": \"Boot the 6.x kernel from the node image.\""),
+            std::string::npos);
+  EXPECT_NE(r.out.find("\"exit_code\": 1"), std::string::npos);
+  EXPECT_NE(r.out.find("\"critical\": 1"), std::string::npos);
+}
+
+TEST(CheckE2ETest, UsageAndConfigErrorsExitTwo) {
+  Fixture f;
+  EXPECT_EQ(runCommand(f.check("6.1", {"--format=xml"})).exit_code, 2);
+  EXPECT_EQ(runCommand(f.check("6.1", {"--fail-on=fatal"})).exit_code, 2);
+  std::string bad = f.dir.write("bad/bad.yaml",
+                                "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\n"
+                                "metadata: {name: b}\nspec:\n  rules:\n"
+                                "    - {id: x, severity: loud, expression: 'true', "
+                                "remediation: y}\n");
+  auto r = runCommand({binaryPath(), "check", "--policy.path=" + bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad + ":6:25: rule \"x\": unknown severity \"loud\""), std::string::npos)
+      << r.err;
+}
+
+TEST(CheckE2ETest, ShippedPacksRunWithoutFiles) {
+  TempDir root;
+  root.write("proc/sys/kernel/osrelease", "6.1.0\n");
+  auto r = runCommand({binaryPath(), "check", "--path.rootfs=" + root.path()});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("resource group: none (derived)"), std::string::npos) << r.out;
+}
+
+TEST(PolicyCliE2ETest, ValidateReportsPositionsAndExitsTwo) {
+  Fixture f;
+  auto ok = runCommand({binaryPath(), "policy", "validate", f.pack});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("1 pack(s), 2 rule(s): ok"), std::string::npos) << ok.out;
+  std::string bad = f.dir.write("bad.yaml",
+                                "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\n"
+                                "metadata: {name: b}\nspec:\n  rules:\n"
+                                "    - {id: x, severity: info, expression: 'size(rmda)', "
+                                "remediation: y, extra: 1}\n");
+  auto r = runCommand({binaryPath(), "policy", "validate", bad});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find(bad + ":6:73: unknown field \"extra\""), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(bad + ":6:49: rule \"x\" expression: "), std::string::npos) << r.err;
+  EXPECT_EQ(runCommand({binaryPath(), "policy", "validate"}).exit_code, 2);
+  EXPECT_EQ(runCommand({binaryPath(), "policy"}).exit_code, 2);
+}
+
+TEST(PolicyCliE2ETest, ShippedPackTestsPass) {
+  auto r = runCommand({binaryPath(), "policy", "test", sourceDir() + "/config/policies"});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("5 file(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0 failed"), std::string::npos) << r.out;
+}
+
+TEST(PolicyCliE2ETest, FailingTestPrintsADiff) {
+  Fixture f;
+  f.dir.write("packs/kernel_test.yaml", R"(apiVersion: fabricwatch.io/v1
+kind: PolicyTest
+tests:
+  - name: old kernel
+    resourceGroup: test-a
+    facts: {kernel: {release: "5.4", hostname: gpu-1}}
+    expectedViolations:
+      - {pack: kernel-check, rule: hostname}
+  - name: from a fixture root
+    resourceGroup: test-a
+    rootfs: ../root
+    expectedViolations: []
+)");
+  f.root("6.2.0");
+  auto r = runCommand({binaryPath(), "policy", "test", f.dir.path() + "/packs"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("FAIL  " + f.dir.path() + "/packs/kernel_test.yaml:4: old kernel"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  - kernel-check/hostname node"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  + kernel-check/kernel-release critical node: kernel 5.4 is too old"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("ok    " + f.dir.path() + "/packs/kernel_test.yaml:9: from a fixture root"),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace fabricwatch::testing

@@ -1,0 +1,45 @@
+// The [policy] section of the configuration.
+#include <gtest/gtest.h>
+
+#include "config/loader.h"
+
+namespace fabricwatch::config {
+namespace {
+
+TEST(PolicyConfigTest, DefaultsAndKeys) {
+  auto d = loadEmbeddedDefault();
+  ASSERT_TRUE(d.ok()) << core::formatAll(d.problems);
+  EXPECT_TRUE(d.config.policy.paths.empty());
+  EXPECT_TRUE(d.config.policy.shipped);
+  EXPECT_EQ(d.config.policy.reload_interval, std::chrono::seconds(30));
+  EXPECT_EQ(d.config.policy.max_workload_subjects, 20);
+
+  auto r = loadConfig(
+      "[policy]\npaths = [\"/etc/fabricwatch/policies\", \"/opt/p.yaml\"]\nshipped = false\n"
+      "resource_group = \"efa-p5\"\nresource_group_file = \"/etc/podinfo/labels\"\n"
+      "reload_interval = \"0s\"\nmax_workload_subjects = 5\n",
+      "c.toml");
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  EXPECT_EQ(r.config.policy.paths,
+            (std::vector<std::string>{"/etc/fabricwatch/policies", "/opt/p.yaml"}));
+  EXPECT_FALSE(r.config.policy.shipped);
+  EXPECT_EQ(r.config.policy.resource_group, "efa-p5");
+  EXPECT_EQ(r.config.policy.resource_group_file, "/etc/podinfo/labels");
+  EXPECT_EQ(r.config.policy.reload_interval.count(), 0);
+  EXPECT_EQ(r.config.policy.max_workload_subjects, 5);
+}
+
+TEST(PolicyConfigTest, BadValuesArePositioned) {
+  auto r = loadConfig(
+      "[policy]\npaths = \"/etc\"\nresource_group_file = \"labels\"\n"
+      "max_workload_subjects = 0\n",
+      "c.toml");
+  ASSERT_EQ(r.problems.size(), 3u) << core::formatAll(r.problems);
+  EXPECT_EQ(r.problems[0].line, 2);
+  EXPECT_EQ(r.problems[0].message, "expected an array of strings, got string");
+  EXPECT_EQ(r.problems[1].line, 3);
+  EXPECT_EQ(r.problems[2].line, 4);
+}
+
+}  // namespace
+}  // namespace fabricwatch::config

@@ -16,13 +16,14 @@ struct Nic {
   std::optional<int64_t> numa;
 };
 
-std::vector<Nic> rdmaNics(FactReader& r) {
+std::vector<Nic> rdmaNics(FactReader& r, const DirReader& bus) {
   std::vector<Nic> out;
-  for (const auto& name : r.list("/sys/class/infiniband")) {
-    auto addr = r.linkName("/sys/class/infiniband/" + name + "/device");
+  DirReader ib(r, "/sys/class/infiniband");
+  for (const auto& name : ib.list()) {
+    auto addr = ib.linkName(name + "/device");
     if (!addr || !isPciAddress(*addr)) continue;
-    Nic n{name, {}, r.integer("/sys/bus/pci/devices/" + *addr + "/numa_node")};
-    if (auto link = r.fs().readLink("/sys/bus/pci/devices/" + *addr)) n.bridges = pciBridges(*link);
+    Nic n{name, {}, bus.integer(*addr + "/numa_node")};
+    if (auto link = bus.linkTarget(*addr)) n.bridges = pciBridges(*link);
     out.push_back(std::move(n));
   }
   return out;
@@ -43,14 +44,15 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   std::vector<Nic> nics;
   bool nics_read = false;
   core::Value devices = core::Value::list();
-  for (const auto& addr : r.list("/sys/bus/pci/devices")) {
+  DirReader bus = pciBus(r);
+  for (const auto& addr : bus.list()) {
     // The vendor first: most functions on a host are not NVIDIA's, and that ends it.
-    auto vendor = r.integer("/sys/bus/pci/devices/" + addr + "/vendor");
+    auto vendor = bus.integer(addr + "/vendor");
     if (vendor != 0x10de) continue;
-    PciFunction f = readPciFunction(r, addr);
+    PciFunction f = readPciFunction(bus, addr);
     if (!isNvidiaGpu(f)) continue;
     if (!nics_read) {
-      nics = rdmaNics(r);
+      nics = rdmaNics(r, bus);
       nics_read = true;
     }
     core::Value g = core::Value::map();

@@ -5,17 +5,18 @@
 
 namespace fabricwatch::probes::node {
 
-PciFunction readPciFunction(FactReader& r, const std::string& address) {
+DirReader pciBus(FactReader& r) { return DirReader(r, "/sys/bus/pci/devices"); }
+
+PciFunction readPciFunction(const DirReader& bus, const std::string& address) {
   PciFunction f;
   f.address = address;
-  std::string path = "/sys/bus/pci/devices/" + address;
-  DirReader dir(r, path);
+  DirReader dir = bus.sub(address);
   f.vendor = dir.integer("vendor");
   f.device = dir.integer("device");
   f.pci_class = dir.integer("class");
   f.numa_node = dir.integer("numa_node");
   f.driver = dir.linkName("driver");
-  if (auto link = r.fs().readLink(path)) f.bridges = pciBridges(*link);
+  if (auto link = bus.linkTarget(address)) f.bridges = pciBridges(*link);
   PcieLinkText t;
   t.current_width = dir.integer("current_link_width", true);
   t.max_width = dir.integer("max_link_width", true);

@@ -19,7 +19,10 @@ struct PciFunction {
   core::Value pcie = core::Value::map();
 };
 
-PciFunction readPciFunction(FactReader& r, const std::string& address);
+// bus: an open /sys/bus/pci/devices (see pciBus), so that each function costs short relative
+// lookups instead of walks of the whole path.
+PciFunction readPciFunction(const DirReader& bus, const std::string& address);
+DirReader pciBus(FactReader& r);
 
 // NVIDIA (0x10de) display controllers: VGA (0x0300xx) and 3D (0x0302xx).
 bool isNvidiaGpu(const PciFunction& f);

@@ -121,13 +121,13 @@ core::Value readPort(FactReader& r, const DirReader& dev, int64_t port,
   return p;
 }
 
-core::Value readDevice(FactReader& r, const std::string& name) {
+core::Value readDevice(FactReader& r, const DirReader& bus, const std::string& name) {
   DirReader dir(r, std::string(kClass) + "/" + name);
   core::Value d = core::Value::map();
   d["name"] = name;
   std::optional<PciFunction> pci;
   if (auto addr = dir.linkName("device"); addr && isPciAddress(*addr)) {
-    pci = readPciFunction(r, *addr);
+    pci = readPciFunction(bus, *addr);
     d["pci_address"] = *addr;
     if (pci->numa_node && *pci->numa_node >= 0) d["numa_node"] = *pci->numa_node;
     if (pci->driver) d["driver"] = *pci->driver;
@@ -163,7 +163,8 @@ core::Collection RdmaSource::collect(const core::CollectContext& ctx) {
   std::vector<std::string> names = r.list(std::string(kClass));
   // mlx5_2 before mlx5_10, rdmap19s0 before rdmap147s0.
   std::sort(names.begin(), names.end(), naturalLess);
-  for (const auto& name : names) devices.push(readDevice(r, name));
+  DirReader bus = pciBus(r);
+  for (const auto& name : names) devices.push(readDevice(r, bus, name));
   c.facts["rdma"] = core::Value::map({{"devices", std::move(devices)}});
   return c;
 }

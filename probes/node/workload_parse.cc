@@ -121,8 +121,10 @@ std::optional<std::string> findGlibcVersion(std::string_view bytes) {
       std::string_view v = line.substr(r + kRelease.size());
       size_t n = 0;
       while (n < v.size() && (std::isdigit(static_cast<unsigned char>(v[n])) || v[n] == '.')) ++n;
+      // A number that runs to the end of the buffer may be cut off by a chunk boundary.
+      bool complete = n < v.size() || end != std::string_view::npos;
       while (n > 0 && v[n - 1] == '.') --n;
-      if (n > 0) return std::string(v.substr(0, n));
+      if (n > 0 && complete) return std::string(v.substr(0, n));
     }
     pos += kLib.size();
   }

@@ -236,6 +236,8 @@ TEST(WorkloadParseTest, GlibcVersion) {
   EXPECT_EQ(findGlibcVersion(blob), "2.35");
   EXPECT_EQ(findGlibcVersion("GNU C Library (GNU libc) release release version 2.28.\n"), "2.28");
   EXPECT_EQ(findGlibcVersion("GNU C Library without a version"), std::nullopt);
+  // Cut at a chunk boundary: "2.3" of "2.35" is not a version yet.
+  EXPECT_EQ(findGlibcVersion("GNU C Library (GNU libc) stable release version 2.3"), std::nullopt);
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ core::Status PeerProber::start() {
     std::lock_guard lock(stop_mu_);
     stopping_ = false;
   }
+  stop_requested_ = false;
   thread_ = std::thread([this] { loop(); });
   core::log::info("peer", "mesh started",
                   {{"node", opts_.node_name},
@@ -53,12 +54,17 @@ core::Status PeerProber::start() {
   return core::Status::Ok();
 }
 
-void PeerProber::stop() {
+void PeerProber::requestStop() {
+  stop_requested_ = true;
   {
     std::lock_guard lock(stop_mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();
+}
+
+void PeerProber::stop() {
+  requestStop();
   if (thread_.joinable()) thread_.join();
   server_.stop();
 }
@@ -90,7 +96,7 @@ template <typename Fn>
 void PeerProber::forEachParallel(const std::vector<std::string>& items, Fn fn) {
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < items.size(); i = next++) fn(i, items[i]);
+    for (size_t i = next++; i < items.size() && !stop_requested_; i = next++) fn(i, items[i]);
   };
   size_t n = std::min<size_t>(static_cast<size_t>(std::max(opts_.workers, 1)), items.size());
   std::vector<std::thread> threads;
@@ -235,6 +241,7 @@ void PeerProber::runRound(uint64_t round) {
     const auto& [node, group] = who[addr];
     results[i] = probe(addr, node, group, round);
   });
+  if (stop_requested_) return;  // a partial round is not a result
   {
     std::lock_guard lock(mu_);
     discovery_errors_ = errors;

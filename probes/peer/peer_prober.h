@@ -78,7 +78,10 @@ class PeerProber {
 
   // Starts the listener and the round thread; an error means nothing runs.
   core::Status start();
+  // Stops the round thread (waiting for at most the probes in flight) and the listener.
   void stop();
+  // Shutdown path: asks the round thread to finish and returns at once (the process exits).
+  void requestStop();
   // Runs one round now, synchronously (tests; the thread calls it too).
   void runRound(uint64_t round);
 
@@ -110,6 +113,7 @@ class PeerProber {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  std::atomic<bool> stop_requested_{false};  // checked between probes
   std::mt19937_64 rng_{std::random_device{}()};
 
   mutable std::mutex mu_;  // guards everything below

@@ -162,7 +162,7 @@ bool Daemon::reload() {
 
 void Daemon::stopCollecting() {
   if (scheduler_) scheduler_->stop();
-  if (prober_) prober_->stop();
+  if (prober_) prober_->requestStop();  // probes in flight may take seconds; do not wait
 }
 
 void Daemon::stop() {

@@ -44,6 +44,7 @@ core::Status PeerProber::start() {
     std::lock_guard lock(stop_mu_);
     stopping_ = false;
   }
+  stop_requested_ = false;
   thread_ = std::thread([this] { loop(); });
   core::log::info("peer", "mesh started",
                   {{"node", opts_.node_name},
@@ -53,12 +54,17 @@ core::Status PeerProber::start() {
   return core::Status::Ok();
 }
 
-void PeerProber::stop() {
+void PeerProber::requestStop() {
+  stop_requested_ = true;
   {
     std::lock_guard lock(stop_mu_);
     stopping_ = true;
   }
   stop_cv_.notify_all();
+}
+
+void PeerProber::stop() {
+  requestStop();
   if (thread_.joinable()) thread_.join();
   server_.stop();
 }
@@ -90,7 +96,7 @@ template <typename Fn>
 void PeerProber::forEachParallel(const std::vector<std::string>& items, Fn fn) {
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i = next++; i < items.size(); i = next++) fn(i, items[i]);
+    for (size_t i = next++; i < items.size() && !stop_requested_; i = next++) fn(i, items[i]);
   };
   size_t n = std::min<size_t>(static_cast<size_t>(std::max(opts_.workers, 1)), items.size());
   std::vector<std::thread> threads;
@@ -115,12 +121,10 @@ std::optional<std::string> PeerProber::numericAddress(const std::string& address
   return joinHostPort(r.addresses.front(), hp->port);
 }
 
-void PeerProber::knock(const std::vector<std::string>& pending) {
-  std::vector<std::string> batch = pending;
-  std::shuffle(batch.begin(), batch.end(), rng_);
-  if (batch.size() > static_cast<size_t>(opts_.max_knocks_per_round))
-    batch.resize(static_cast<size_t>(opts_.max_knocks_per_round));
-  std::atomic<uint64_t> failures{0};
+std::set<std::string> PeerProber::knock(const std::vector<std::string>& batch) {
+  std::mutex mu;
+  std::set<std::string> answered;
+  uint64_t failures = 0;
   forEachParallel(batch, [&](size_t, const std::string& addr) {
     std::string err;
     auto numeric = numericAddress(addr, &err);
@@ -129,13 +133,15 @@ void PeerProber::knock(const std::vector<std::string>& pending) {
       EchoOptions eo{opts_.secret, opts_.node_name, 1, opts_.connect_timeout, opts_.echo_timeout};
       r = runEcho(*numeric, eo);
     }
+    std::lock_guard lock(mu);
     if (!r.rtt_seconds.empty()) {
       bool self = r.peer_node == opts_.node_name;
       membership_->markAnswered(addr, r.peer_node, r.peer_group, self);
+      if (!self) answered.insert(addr);
       core::log::info("peer", self ? "recognised self in membership" : "peer answered",
                       {{"address", addr}, {"node", r.peer_node}});
     } else {
-      failures++;
+      ++failures;
       core::log::debug("peer", "pending peer did not answer",
                        {{"address", addr}, {"error", numeric ? r.error : err}});
     }
@@ -143,19 +149,17 @@ void PeerProber::knock(const std::vector<std::string>& pending) {
   std::lock_guard lock(mu_);
   knocks_total_ += batch.size();
   knock_failures_total_ += failures;
+  return answered;
 }
 
-PeerResult PeerProber::probe(const std::string& address, uint64_t round) {
+PeerResult PeerProber::probe(const std::string& address, const std::string& node,
+                             const std::string& group, uint64_t round) {
   PeerResult pr;
   pr.address = address;
+  pr.node = node;
+  pr.group = group;
   pr.round = round;
   pr.at = std::chrono::system_clock::now();
-  for (const auto& m : membership_->members()) {
-    if (m.address == address) {
-      pr.node = m.node;
-      pr.group = m.group;
-    }
-  }
   // The DNS probe resolves the peer's own name (an instance ID on the platforms we serve),
   // else the host part of a listed host name; plain IP endpoints without a name have none.
   auto hp = splitHostPort(address);
@@ -187,13 +191,19 @@ void PeerProber::runRound(uint64_t round) {
   auto t0 = Clock::now();
   auto errors = membership_->refresh(t0);
   for (const auto& e : errors) core::log::warn("peer", "discovery source failed", {{"error", e}});
-  knock(membership_->addresses(MemberState::kPending));
 
+  // Selection runs over every listed member, pending ones included, so that all nodes work
+  // from the same ring; a selected member that has not answered yet is knocked, not probed.
   std::vector<Candidate> candidates;
+  std::set<std::string> pending, active;
   Candidate self{opts_.channel.listen_address, opts_.group};
   for (const auto& m : membership_->members()) {
-    if (m.state == MemberState::kActive) candidates.push_back({m.address, m.group});
-    if (m.state == MemberState::kSelf) self.id = m.address;
+    if (m.state == MemberState::kSelf) {
+      self.id = m.address;
+      continue;
+    }
+    candidates.push_back({m.address, m.group});
+    (m.state == MemberState::kPending ? pending : active).insert(m.address);
   }
   std::vector<std::string> peers = selectPeers(candidates, self, round, opts_.peers_per_round);
   {
@@ -202,19 +212,36 @@ void PeerProber::runRound(uint64_t round) {
     std::lock_guard lock(mu_);
     int extra = 0;
     for (const auto& [addr, r] : results_) {
-      if (r.reachable || extra >= opts_.peers_per_round) continue;
-      bool active = std::any_of(candidates.begin(), candidates.end(),
-                                [&](const Candidate& c) { return c.id == addr; });
-      if (active && std::find(peers.begin(), peers.end(), addr) == peers.end()) {
+      if (r.reachable || extra >= opts_.peers_per_round || !active.count(addr)) continue;
+      if (std::find(peers.begin(), peers.end(), addr) == peers.end()) {
         peers.push_back(addr);
         ++extra;
       }
     }
   }
+  std::vector<std::string> knocks;
+  for (const auto& p : peers)
+    if (pending.count(p)) knocks.push_back(p);
+  // A few pending members beyond the selection too, so the membership view converges.
+  std::vector<std::string> others;
+  for (const auto& p : pending)
+    if (std::find(knocks.begin(), knocks.end(), p) == knocks.end()) others.push_back(p);
+  std::shuffle(others.begin(), others.end(), rng_);
+  others.resize(std::min<size_t>(others.size(), static_cast<size_t>(opts_.max_knocks_per_round)));
+  knocks.insert(knocks.end(), others.begin(), others.end());
+  std::set<std::string> answered = knock(knocks);
+  std::erase_if(peers,
+                [&](const std::string& p) { return pending.count(p) && !answered.count(p); });
+
+  std::map<std::string, std::pair<std::string, std::string>> who;
+  for (const auto& m : membership_->members()) who[m.address] = {m.node, m.group};
   std::shuffle(peers.begin(), peers.end(), rng_);
   std::vector<PeerResult> results(peers.size());
-  forEachParallel(peers,
-                  [&](size_t i, const std::string& addr) { results[i] = probe(addr, round); });
+  forEachParallel(peers, [&](size_t i, const std::string& addr) {
+    const auto& [node, group] = who[addr];
+    results[i] = probe(addr, node, group, round);
+  });
+  if (stop_requested_) return;  // a partial round is not a result
   {
     std::lock_guard lock(mu_);
     discovery_errors_ = errors;

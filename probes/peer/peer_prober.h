@@ -3,12 +3,15 @@
 // on all nodes give or take clock skew, plus a random start offset so a fleet does not probe in
 // lock-step):
 //   1. refresh the membership (static list, DNS name, peers file);
-//   2. knock once on pending members; those that answer become active (or are recognised as
-//      this node itself by the name in their reply);
-//   3. select this round's peers (selection.h), plus peers that failed last time (so recovery
-//      is seen at once), and probe them in random order on a few workers: TCP connect + echo
-//      samples, and resolution of each peer's host name (its node name, an instance ID);
-//   4. keep the results of this and the previous round only, so per-peer series expire.
+//   2. select this round's peers over all listed members (selection.h), plus peers that failed
+//      last time (so recovery is seen at once);
+//   3. knock once on the selected peers still pending (and a few other pending ones): those
+//      that answer become active (or are recognised as this node itself by the name in their
+//      reply) and are probed; the others are skipped without a failure, so nodes still
+//      starting raise no alarms;
+//   4. probe in random order on a few workers: TCP connect + echo samples, and resolution of
+//      each peer's host name (its node name, an instance ID);
+//   5. keep the results of this and the previous round only, so per-peer series expire.
 // It also owns the peer channel listener that answers other nodes' probes. Facts, metrics and
 // the /api/v1/peers document are copies of the latest results: reading them never probes.
 
@@ -50,8 +53,8 @@ struct ProberOptions {
   std::chrono::milliseconds dns_timeout{2000};
   bool dns_probe = true;
   int workers = 8;
-  int max_knocks_per_round = 32;
-  double start_jitter = 0.2;  // fraction of the interval
+  int max_knocks_per_round = 32;  // knocks on pending members beyond the selected ones
+  double start_jitter = 0.2;      // fraction of the interval
 };
 
 struct PeerResult {
@@ -75,7 +78,10 @@ class PeerProber {
 
   // Starts the listener and the round thread; an error means nothing runs.
   core::Status start();
+  // Stops the round thread (waiting for at most the probes in flight) and the listener.
   void stop();
+  // Shutdown path: asks the round thread to finish and returns at once (the process exits).
+  void requestStop();
   // Runs one round now, synchronously (tests; the thread calls it too).
   void runRound(uint64_t round);
 
@@ -90,8 +96,10 @@ class PeerProber {
 
  private:
   void loop();
-  void knock(const std::vector<std::string>& pending);
-  PeerResult probe(const std::string& address, uint64_t round);
+  // One echo to each pending address; returns those that answered (self excluded).
+  std::set<std::string> knock(const std::vector<std::string>& pending);
+  PeerResult probe(const std::string& address, const std::string& node, const std::string& group,
+                   uint64_t round);
   // Numeric IP:PORT for a listed endpoint (resolving a host name when needed).
   std::optional<std::string> numericAddress(const std::string& address, std::string* err);
   void record(std::vector<PeerResult> results, uint64_t round, double seconds);
@@ -105,6 +113,7 @@ class PeerProber {
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
+  std::atomic<bool> stop_requested_{false};  // checked between probes
   std::mt19937_64 rng_{std::random_device{}()};
 
   mutable std::mutex mu_;  // guards everything below

@@ -152,8 +152,14 @@ TEST_F(MeshTest, DiscoversReportsAndDetectsFailures) {
   // 2. The wrong secret: never active anywhere, its knocks refused and counted, and it has
   //    nobody to probe.
   for (int o = 1; o <= kGood; ++o) {
-    for (const auto& m : peers(o)["members"])
-      if (m["address"] == peerAddr(kWrong)) EXPECT_EQ(m["state"], "pending");
+    json members = peers(o)["members"];
+    int listed = 0;
+    for (const auto& m : members)
+      if (m["address"] == peerAddr(kWrong)) {
+        EXPECT_EQ(m["state"], "pending");
+        ++listed;
+      }
+    EXPECT_EQ(listed, 1);
     EXPECT_EQ(view(o, kWrong), "");
   }
   EXPECT_TRUE(waitFor(

@@ -1,0 +1,83 @@
+// `fabricwatch serve` with and without the mesh: it refuses to run unauthenticated, a lone
+// node reports an empty membership, and SIGHUP restarts the mesh with the new configuration.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/daemon.h"
+#include "tests/support/paths.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+TEST(ServePeerTest, RefusesAMeshWithoutASecret) {
+  RunResult r = runCommand(
+      {binaryPath(), "serve", "--web.listen-address=127.0.0.1:0", "--peers=127.0.0.1:1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("peer.secret_file is not set"), std::string::npos) << r.err;
+
+  TempDir dir;
+  std::string weak = dir.write("weak", "short\n");
+  r = runCommand({binaryPath(), "serve", "--web.listen-address=127.0.0.1:0", "--peers=127.0.0.1:1",
+                  "--peer.secret-file=" + weak});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("at least 16"), std::string::npos) << r.err;
+}
+
+TEST(ServePeerTest, ALoneNodeReportsAnEmptyMembership) {
+  RunningDaemon d = startDaemon({"--node.name=lonely"});
+  ASSERT_NE(d.port, 0) << d.process->stderrText();
+  auto r = d.get("/api/v1/peers");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  json doc = json::parse(r->body);
+  EXPECT_EQ(doc["enabled"], false);
+  EXPECT_EQ(doc["node"], "lonely");
+  EXPECT_TRUE(doc["members"].empty());
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+  json facts = json::parse(d.get("/api/v1/facts")->body);
+  EXPECT_EQ(facts["facts"]["node"]["name"], "lonely");
+  EXPECT_EQ(facts["facts"]["probes"]["mesh"]["members"], 0);
+}
+
+TEST(ServePeerTest, ReloadRestartsTheMesh) {
+  TempDir dir;
+  std::string secret = dir.write("secret", "reload-test-secret-0123456789\n");
+  // Peer B: a second daemon on loopback; A lists it only after the reload.
+  int base = 31000 + (::getpid() % 1000) * 2;
+  std::string a_addr = "127.0.0.1:" + std::to_string(base);
+  std::string b_addr = "127.0.0.1:" + std::to_string(base + 1);
+  RunningDaemon b =
+      startDaemon({"--node.name=b", "--peer.listen-address=" + b_addr,
+                   "--peer.secret-file=" + secret, "--peers=" + a_addr, "--probe.interval=500ms"});
+  ASSERT_NE(b.port, 0) << b.process->stderrText();
+  std::string head = "[peer]\nsecret_file = \"" + secret + "\"\nlisten_address = \"" + a_addr +
+                     "\"\n[probe]\ninterval = \"500ms\"\ndns_probe = false\n";
+  std::string cfg = dir.write("fw.toml", head + "peers = [\"" + a_addr + "\"]\n");
+  RunningDaemon a = startDaemon({"--config.file=" + cfg, "--node.name=a"});
+  ASSERT_NE(a.port, 0) << a.process->stderrText();
+  dir.write("fw.toml", head + "peers = [\"" + a_addr + "\", \"" + b_addr + "\"]\n");
+  a.process->signal(SIGHUP);
+  ASSERT_TRUE(a.process->waitForStderr("configuration reloaded", 5s));
+  auto end = std::chrono::steady_clock::now() + 10s;
+  bool seen = false;
+  while (!seen && std::chrono::steady_clock::now() < end) {
+    auto r = a.get("/api/v1/peers");
+    if (r && r->status == 200) {
+      json doc = json::parse(r->body);
+      for (const auto& res : doc["results"])
+        seen = seen || (res["address"] == b_addr && res["reachable"] == true);
+    }
+    if (!seen) std::this_thread::sleep_for(50ms);
+  }
+  EXPECT_TRUE(seen) << a.get("/api/v1/peers")->body;
+}
+
+}  // namespace
+}  // namespace fabricwatch::testing

@@ -362,8 +362,8 @@ class Compiler {
 
 class CompiledProgram : public Program {
  public:
-  CompiledProgram(std::string source, NodePtr root)
-      : source_(std::move(source)), root_(std::move(root)) {}
+  CompiledProgram(std::string source, NodePtr root, TypeMask type)
+      : source_(std::move(source)), root_(std::move(root)), type_(type) {}
 
   EvalResult evaluate(const Activation& activation, const EvalOptions& opts) const override {
     Ctx c;
@@ -381,10 +381,12 @@ class CompiledProgram : public Program {
     return out;
   }
   const std::string& source() const override { return source_; }
+  std::string resultType() const override { return typeMaskName(type_); }
 
  private:
   std::string source_;
   NodePtr root_;
+  TypeMask type_;
   mutable RegexCache regexes_;
 };
 
@@ -397,7 +399,7 @@ CompileResult compile(std::string_view source, const CompileOptions& opts) {
   try {
     Typed t = Compiler(opts).compile(*ast);
     return std::shared_ptr<const Program>(
-        std::make_shared<CompiledProgram>(std::string(source), std::move(t.node)));
+        std::make_shared<CompiledProgram>(std::string(source), std::move(t.node), t.type));
   } catch (const CompileFailure& f) {
     return f.error;
   }

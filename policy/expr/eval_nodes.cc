@@ -47,6 +47,7 @@ class LocalNode : public Node {
     FW_STEP(c);
     return c.slots[slot_];
   }
+  int slot() const { return slot_; }
 
  private:
   int slot_;
@@ -55,11 +56,21 @@ class LocalNode : public Node {
 class SelectNode : public Node {
  public:
   SelectNode(Position pos, NodePtr operand, std::string field, bool test_only)
-      : Node(pos), operand_(std::move(operand)), field_(std::move(field)), test_only_(test_only) {}
+      : Node(pos), operand_(std::move(operand)), field_(std::move(field)), test_only_(test_only) {
+    if (auto* local = dynamic_cast<const LocalNode*>(operand_.get())) slot_ = local->slot();
+  }
   RVal eval(Ctx& c) const override {
     FW_STEP(c);
-    RVal o = operand_->eval(c);
-    if (o.isError()) return o;
+    RVal o;
+    if (slot_ >= 0) {
+      // `d.name` inside a comprehension: read the variable here, charging its step, to save a
+      // virtual call on the hottest path.
+      FW_STEP(c);
+      o = c.slots[slot_];
+    } else {
+      o = operand_->eval(c);
+      if (o.isError()) return o;
+    }
     if (o.t != VT::kMap) {
       return c.error(pos_, std::string("cannot select field '") + field_ + "' from " + typeName(o));
     }
@@ -73,6 +84,7 @@ class SelectNode : public Node {
   NodePtr operand_;
   std::string field_;
   bool test_only_;
+  int slot_ = -1;
 };
 
 class IndexNode : public Node {
@@ -160,12 +172,21 @@ enum class Op { kAdd, kSub, kMul, kDiv, kMod, kLt, kLe, kGt, kGe, kEq, kNe, kIn 
 class BinaryNode : public Node {
  public:
   BinaryNode(Position pos, Op op, std::string text, NodePtr lhs, NodePtr rhs)
-      : Node(pos), op_(op), text_(std::move(text)), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {}
+      : Node(pos), op_(op), text_(std::move(text)), lhs_(std::move(lhs)), rhs_(std::move(rhs)) {
+    const RVal* k = rhs_->constant();
+    if ((op_ == Op::kEq || op_ == Op::kNe) && k != nullptr && k->t == VT::kString)
+      const_str_ = k->s;
+  }
 
   RVal eval(Ctx& c) const override {
     FW_STEP(c);
     RVal a = lhs_->eval(c);
     if (a.isError()) return a;
+    if (const_str_ != nullptr && a.t == VT::kString) {
+      // `x.state == "ACTIVE"`: the common comparison with a string literal, charged the same.
+      FW_STEP(c);
+      return RVal::boolean((*a.s == *const_str_) == (op_ == Op::kEq));
+    }
     RVal b = rhs_->eval(c);
     if (b.isError()) return b;
     switch (op_) {
@@ -281,6 +302,7 @@ class BinaryNode : public Node {
   std::string text_;
   NodePtr lhs_;
   NodePtr rhs_;
+  const std::string* const_str_ = nullptr;
 };
 
 // CEL's commutative, error-absorbing logic: false && error == false, true || error == true.

@@ -63,6 +63,9 @@ class Program {
   virtual ~Program() = default;
   virtual EvalResult evaluate(const Activation& activation, const EvalOptions& opts = {}) const = 0;
   virtual const std::string& source() const = 0;
+  // The kinds the compiler knows the result can have, '|'-separated ("bool", "int|double", "list"),
+  // or "dyn" when it depends on the facts. A loader can reject a rule that can never be a bool.
+  virtual std::string resultType() const { return "dyn"; }
 };
 
 using CompileResult = std::variant<std::shared_ptr<const Program>, ExprError>;

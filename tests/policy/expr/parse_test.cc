@@ -89,6 +89,21 @@ TEST_F(ExprTest, DeclaredIdentifiers) {
       compile("rdma.devices.all(gpu, gpu.kind == 'efa')", opts)));
 }
 
+TEST_F(ExprTest, ResultTypeIsWhatTheCompilerKnows) {
+  auto type = [](const char* src) {
+    return std::get<std::shared_ptr<const Program>>(compile(src))->resultType();
+  };
+  EXPECT_EQ(type("size(rdma.devices) > 0"), "bool");
+  EXPECT_EQ(type("rdma.devices.all(d, d.x)"), "bool");
+  EXPECT_EQ(type("size(rdma.devices)"), "int");
+  EXPECT_EQ(type("gpu.count + 1"), "int|double");
+  EXPECT_EQ(type("rdma.devices.map(d, d.name)"), "list");
+  EXPECT_EQ(type("semver('1.2')"), "semver");
+  EXPECT_EQ(type("rdma.devices[0].name"), "dyn");
+  EXPECT_EQ(type("true ? 1 : 'a'"), "int");  // folded
+  EXPECT_EQ(type("gpu.count > 1 ? 1 : 'a'"), "int|string");
+}
+
 TEST_F(ExprTest, MultiLinePositions) {
   EXPECT_EQ(evalError("gpu.count == 8 &&\n  rdma.devices.all(d,\n    d.nope == 1)"),
             "3:7: no such key: 'nope'");

@@ -189,6 +189,25 @@ class BinaryNode : public Node {
     }
     RVal b = rhs_->eval(c);
     if (b.isError()) return b;
+    if (a.t == VT::kInt && b.t == VT::kInt) {
+      // Counts and sizes: the common case, without the generic dispatch below.
+      switch (op_) {
+        case Op::kLt:
+          return RVal::boolean(a.i < b.i);
+        case Op::kLe:
+          return RVal::boolean(a.i <= b.i);
+        case Op::kGt:
+          return RVal::boolean(a.i > b.i);
+        case Op::kGe:
+          return RVal::boolean(a.i >= b.i);
+        case Op::kEq:
+          return RVal::boolean(a.i == b.i);
+        case Op::kNe:
+          return RVal::boolean(a.i != b.i);
+        default:
+          break;
+      }
+    }
     switch (op_) {
       case Op::kAdd:
       case Op::kSub:

@@ -14,8 +14,8 @@
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
-#include "probes/peer/peer_prober.h"
 #include "policy/pack_store.h"
+#include "probes/peer/peer_prober.h"
 
 namespace fabricwatch::exporter {
 

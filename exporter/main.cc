@@ -28,12 +28,8 @@ const char* kUsage =
 int main(int argc, char** argv) {
   namespace ex = fabricwatch::exporter;
   const std::map<std::string, std::function<int(const Args&)>> commands = {
-      {"serve", ex::runServe},
-      {"facts", ex::runFacts},
-      {"config", ex::runConfig},
-      {"version", ex::runVersion},
-      {"check", ex::runCheck},
-      {"policy", ex::runPolicy},
+      {"serve", ex::runServe},     {"facts", ex::runFacts}, {"config", ex::runConfig},
+      {"version", ex::runVersion}, {"check", ex::runCheck}, {"policy", ex::runPolicy},
   };
   if (argc < 2) {
     std::cerr << kUsage;

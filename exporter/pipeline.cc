@@ -46,9 +46,9 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
       if (it->second.timeout.count()) sc.timeout = it->second.timeout;
     }
     sc.timeout = std::min(sc.timeout, sc.interval);
-    sched->addSource(std::make_shared<probes::peer::PeerSource>(opts.prober,
-                                                                probes::peer::resolveNodeName(cfg)),
-                     sc);
+    sched->addSource(
+        std::make_shared<probes::peer::PeerSource>(opts.prober, probes::peer::resolveNodeName(cfg)),
+        sc);
   }
   if (opts.policy) {
     auto packs = opts.packs;

@@ -27,14 +27,16 @@ std::string metricName(const std::string& line) {
 }
 
 // Drops the families that describe the process, the build, the HTTP server and time, and masks
-// the durations of source runs; everything else is determined by the fixture.
+// the durations of source runs and policy evaluations; everything else is determined by the
+// fixture.
 std::string stable(const std::string& metrics) {
   static const char* const kDropped[] = {"process_",
                                          "fabricwatch_build_info",
                                          "fabricwatch_http_",
                                          "fabricwatch_config_",
                                          "fabricwatch_snapshot_timestamp",
-                                         "fabricwatch_source_last_run_"};
+                                         "fabricwatch_source_last_run_",
+                                         "fabricwatch_policy_last_reload_timestamp"};
   std::istringstream in(metrics);
   std::string line, out;
   while (std::getline(in, line)) {
@@ -42,7 +44,9 @@ std::string stable(const std::string& metrics) {
     bool drop = false;
     for (const char* p : kDropped) drop = drop || startsWith(name, p);
     if (drop) continue;
-    if (name == "fabricwatch_source_duration_seconds" && !startsWith(line, "#")) {
+    if ((name == "fabricwatch_source_duration_seconds" ||
+         name == "fabricwatch_policy_evaluation_duration_seconds") &&
+        !startsWith(line, "#")) {
       line = line.substr(0, line.rfind(' ')) + " <duration>";
     }
     out += line + "\n";

@@ -1,6 +1,10 @@
 // docs/metrics.md is the reference for every metric family: this test scrapes the real binary
 // on fixture roots and checks each family's name, type, labels and help against it.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -8,6 +12,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
@@ -92,9 +97,41 @@ std::vector<std::string> roots(const TempDir& minimal) {
   return out;
 }
 
+// Checks every family of one exposition against the docs; returns the names seen.
+std::set<std::string> checkAgainstDocs(const std::string& exposition, const std::string& where) {
+  static const auto docs = documented();
+  std::set<std::string> seen;
+  for (const auto& [name, f] : served(exposition)) {
+    seen.insert(name);
+    auto it = docs.find(name);
+    if (it == docs.end()) {
+      ADD_FAILURE() << "`" << name << "` (" << f.type << ") is served on " << where
+                    << " but missing from docs/metrics.md";
+      continue;
+    }
+    EXPECT_EQ(it->second.type, f.type) << name;
+    EXPECT_EQ(it->second.help, f.help) << name;
+    for (const auto& l : f.labels)
+      EXPECT_TRUE(it->second.labels.count(l)) << name << " label " << l << " is not documented";
+  }
+  return seen;
+}
+
+// A port that was free a moment ago (the peer listener needs one known in advance).
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
 TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {
-  auto docs = documented();
-  ASSERT_FALSE(docs.empty());
+  ASSERT_FALSE(documented().empty());
   TempDir minimal;
   minimal.write("proc/sys/kernel/osrelease", "6.1.0\n");
   std::set<std::string> seen;
@@ -105,21 +142,41 @@ TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {
     d.get("/metrics");  // the second scrape also carries the HTTP request metrics
     auto m = d.get("/metrics");
     ASSERT_TRUE(m);
-    for (const auto& [name, f] : served(m->body)) {
-      seen.insert(name);
-      auto it = docs.find(name);
-      if (it == docs.end()) {
-        ADD_FAILURE() << "`" << name << "` (" << f.type << ") is served on " << root
-                      << " but missing from docs/metrics.md";
-        continue;
-      }
-      EXPECT_EQ(it->second.type, f.type) << name;
-      EXPECT_EQ(it->second.help, f.help) << name;
-      for (const auto& l : f.labels)
-        EXPECT_TRUE(it->second.labels.count(l)) << name << " label " << l << " is not documented";
-    }
+    auto names = checkAgainstDocs(m->body, root);
+    seen.insert(names.begin(), names.end());
   }
   EXPECT_TRUE(seen.count("fabricwatch_build_info"));
+  EXPECT_TRUE(seen.count("fabricwatch_rdma_port_state")) << "the fixture roots were not scraped";
+}
+
+TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {
+  TempDir tmp;
+  std::string secret = tmp.write("secret", "0123456789abcdef0123456789abcdef\n");
+  int pa = freePort(), pb = freePort();
+  auto peer = [&](int own, int other, const char* name) {
+    return startDaemon({"--peer.listen-address=127.0.0.1:" + std::to_string(own),
+                        "--peers=127.0.0.1:" + std::to_string(other),
+                        "--peer.secret-file=" + secret, std::string("--node.name=") + name,
+                        "--probe.interval=200ms"});
+  };
+  auto a = peer(pa, pb, "a");
+  auto b = peer(pb, pa, "b");
+  ASSERT_GT(a.port, 0) << a.process->stderrText();
+  ASSERT_GT(b.port, 0) << b.process->stderrText();
+  // Wait until a has probed b, so that the per-peer families are present.
+  std::string body;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (std::chrono::steady_clock::now() < end) {
+    auto m = a.get("/metrics");
+    if (m && m->body.find("fabricwatch_probe_tcp_peer_up{") != std::string::npos) {
+      body = m->body;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_FALSE(body.empty()) << a.process->stderrText();
+  auto seen = checkAgainstDocs(body, "a mesh-enabled daemon");
+  EXPECT_TRUE(seen.count("fabricwatch_peer_members"));
 }
 
 }  // namespace

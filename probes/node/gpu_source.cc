@@ -4,6 +4,7 @@
 
 #include "core/snapshot.h"
 #include "probes/node/fact_reader.h"
+#include "probes/node/host_parse.h"
 #include "probes/node/pci.h"
 #include "probes/node/pci_parse.h"
 
@@ -85,6 +86,10 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   core::Value gpu = core::Value::map();
   gpu["count"] = devices.size();
   gpu["devices"] = std::move(devices);
+  if (auto version = r.text("/proc/driver/nvidia/version")) {
+    core::Value driver = parseNvidiaDriverVersion(*version);
+    if (driver.isMap()) gpu["driver"] = std::move(driver);
+  }
   c.facts["gpu"] = std::move(gpu);
   return c;
 }

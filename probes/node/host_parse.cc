@@ -92,4 +92,26 @@ std::vector<Inet6Address> parseIfInet6(std::string_view text) {
   return out;
 }
 
+core::Value parseNvidiaDriverVersion(std::string_view text) {
+  auto lines = splitLines(text);
+  if (lines.empty()) return {};
+  std::string_view first = lines.front();
+  auto module = first.find("Kernel Module");
+  if (first.find("NVRM version:") == std::string_view::npos || module == std::string_view::npos) {
+    return {};
+  }
+  core::Value out = core::Value::map();
+  out["open_kernel_module"] = first.find("Open Kernel Module") != std::string_view::npos;
+  // The version is the first field after "Kernel Module" that starts with a digit and has a dot
+  // ("for x86_64" comes before it in the open modules' line).
+  for (auto field : splitFields(first.substr(module))) {
+    if (!field.empty() && field[0] >= '0' && field[0] <= '9' &&
+        field.find('.') != std::string_view::npos) {
+      out["version"] = std::string(field);
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace fabricwatch::probes::node

@@ -30,6 +30,12 @@ struct Inet6Address {
 // /proc/net/if_inet6: "fe800000000000007ec255fffe9a3104 02 40 20 80 enp97s0f0".
 std::vector<Inet6Address> parseIfInet6(std::string_view text);
 
+// /proc/driver/nvidia/version -> {version, open_kernel_module}: the open GPU kernel modules say
+// "NVIDIA UNIX Open Kernel Module for x86_64  550.54.15 ...", the proprietary ones
+// "NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...". Only the open modules export GPU memory
+// as DMA-BUF, GPUDirect RDMA's alternative to nvidia_peermem. Null when unrecognised.
+core::Value parseNvidiaDriverVersion(std::string_view text);
+
 // Splits text into lines (without the newline).
 std::vector<std::string_view> splitLines(std::string_view text);
 // Splits on runs of spaces and tabs.

@@ -128,6 +128,21 @@ TEST(HostParseTest, Memlock) {
   EXPECT_TRUE(parseMemlock(head).isNull());
 }
 
+TEST(HostParseTest, NvidiaDriverVersionTellsOpenFromProprietaryModules) {
+  auto open = parseNvidiaDriverVersion(
+      "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.15  Release Build  "
+      "(dvs-builder@U16-I3-B03-4-3)  Tue Mar  5 22:16:48 UTC 2024\n"
+      "GCC version:  gcc version 12.3.0 (GCC)\n");
+  EXPECT_TRUE(open.find("open_kernel_module")->asBool());
+  EXPECT_EQ(open.find("version")->asString(), "550.54.15");
+  auto closed = parseNvidiaDriverVersion(
+      "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n");
+  EXPECT_FALSE(closed.find("open_kernel_module")->asBool());
+  EXPECT_EQ(closed.find("version")->asString(), "535.104.05");
+  EXPECT_TRUE(parseNvidiaDriverVersion("").isNull());
+  EXPECT_TRUE(parseNvidiaDriverVersion("something else entirely\n").isNull());
+}
+
 TEST(HostParseTest, ModulesAndInet6) {
   auto mods = parseModules(
       "nvidia_peermem 16384 0 - Live 0x0000000000000000 (OE)\n"

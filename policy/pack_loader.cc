@@ -80,7 +80,8 @@ class Loader {
     }
     Fields out;
     for (auto it = n.begin(); it != n.end(); ++it) {
-      const YAML::Node& key = it->first;
+      // A copy: yaml-cpp's iterator yields a temporary pair, so a reference would dangle.
+      const YAML::Node key = it->first;
       std::string k = key.IsScalar() ? key.Scalar() : "";
       if (std::find(known.begin(), known.end(), k) == known.end()) {
         report(key,

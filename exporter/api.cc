@@ -82,13 +82,9 @@ HttpResponse factsJson(const core::Snapshot* snap) {
   return {200, kJson, core::toJson(doc) + "\n"};
 }
 
-HttpResponse violationsJson(const core::Snapshot* snap) {
-  if (!snap) return notReady();
-  core::Value doc = core::Value::map();
-  doc["generation"] = snap->generation;
-  doc["published_at"] = rfc3339(snap->published_at);
+core::Value violationsValue(const std::vector<core::Violation>& violations) {
   core::Value list = core::Value::list();
-  for (const auto& v : snap->violations) {
+  for (const auto& v : violations) {
     list.push(core::Value::map({{"pack", v.pack},
                                 {"rule", v.rule},
                                 {"severity", v.severity},
@@ -96,7 +92,15 @@ HttpResponse violationsJson(const core::Snapshot* snap) {
                                 {"message", v.message},
                                 {"remediation", v.remediation}}));
   }
-  doc["violations"] = std::move(list);
+  return list;
+}
+
+HttpResponse violationsJson(const core::Snapshot* snap) {
+  if (!snap) return notReady();
+  core::Value doc = core::Value::map();
+  doc["generation"] = snap->generation;
+  doc["published_at"] = rfc3339(snap->published_at);
+  doc["violations"] = violationsValue(snap->violations);
   if (const auto* policy = snap->status.find("policy")) doc["policy"] = *policy;
   return {200, kJson, core::toJson(doc) + "\n"};
 }

@@ -11,6 +11,8 @@ HttpResponse healthz();
 HttpResponse readyz(const core::Snapshot* snap);
 HttpResponse factsJson(const core::Snapshot* snap);
 HttpResponse violationsJson(const core::Snapshot* snap);
+// The violations as the API and `check --format json` list them.
+core::Value violationsValue(const std::vector<core::Violation>& violations);
 HttpResponse statusPage(const core::Snapshot* snap);
 // /api/v1/peers: the mesh's membership, the current round's peers and their latest results
 // (the prober's status document), or disabledPeersStatus() when the mesh is off.

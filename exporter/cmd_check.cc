@@ -6,6 +6,7 @@
 
 #include "core/log.h"
 #include "core/value_format.h"
+#include "exporter/api.h"
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
 #include "exporter/pipeline.h"
@@ -139,16 +140,7 @@ int runCheck(const Args& args) {
     doc["exit_code"] = rc;
     doc["summary"] = std::move(summary);
     if (const auto* p = st ? st->find("packs") : nullptr) doc["packs"] = *p;
-    core::Value list = core::Value::list();
-    for (const auto& v : snap->violations) {
-      list.push(core::Value::map({{"pack", v.pack},
-                                  {"rule", v.rule},
-                                  {"severity", v.severity},
-                                  {"subject", v.subject},
-                                  {"message", v.message},
-                                  {"remediation", v.remediation}}));
-    }
-    doc["violations"] = std::move(list);
+    doc["violations"] = violationsValue(snap->violations);
     doc["errors"] = errs ? *errs : core::Value::list();
     std::cout << core::toJson(doc, 2) << "\n";
   } else {

@@ -102,20 +102,15 @@ int runCheck(const Args& args) {
               << flags.get("fail-on") << "\"\n";
     return kExitUsage;
   }
-  config::LoadResult r = loadConfigWithFlags(flags);
-  if (!r.ok()) {
-    std::cerr << core::formatAll(r.problems);
-    return kExitUsage;
-  }
-  core::log::setLevel(r.config.log.level);
-  core::log::setFormat(r.config.log.format);
-  auto packs = std::make_shared<policy::PackStore>(packStoreOptions(r.config));
+  auto cfg = loadCommandConfig(flags);
+  if (!cfg) return kExitUsage;
+  auto packs = std::make_shared<policy::PackStore>(packStoreOptions(*cfg));
   if (auto problems = packs->reload(); !problems.empty()) {
     std::cerr << core::formatAll(problems);
     return kExitUsage;
   }
   core::SnapshotStore store;
-  auto sched = buildScheduler(r.config, store, PipelineOptions{packs});
+  auto sched = buildScheduler(*cfg, store, PipelineOptions{packs});
   sched->runOnce();
   auto snap = store.load();
   const core::Value* st = snap->status.find("policy");

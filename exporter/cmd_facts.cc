@@ -28,15 +28,10 @@ int runFacts(const Args& args) {
     std::cerr << "fabricwatch facts: --format must be json or yaml, not \"" << format << "\"\n";
     return kExitUsage;
   }
-  config::LoadResult r = loadConfigWithFlags(flags);
-  if (!r.ok()) {
-    std::cerr << core::formatAll(r.problems);
-    return kExitUsage;
-  }
-  core::log::setLevel(r.config.log.level);
-  core::log::setFormat(r.config.log.format);
+  auto cfg = loadCommandConfig(flags);
+  if (!cfg) return kExitUsage;
   core::SnapshotStore store;
-  auto sched = buildScheduler(r.config, store);
+  auto sched = buildScheduler(*cfg, store);
   sched->runOnce();
   auto snap = store.load();
   std::cout << (format == "json" ? core::toJson(snap->facts, 2) + "\n" : core::toYaml(snap->facts));

@@ -1,5 +1,7 @@
 #include "exporter/config_flags.h"
 
+#include <iostream>
+
 #include "config/duration.h"
 #include "exporter/pipeline.h"
 
@@ -161,6 +163,17 @@ config::LoadResult loadConfigWithFlags(const FlagSet& flags) {
                              : config::loadEmbeddedDefault(opts);
   if (r.ok()) applyFlagOverrides(flags, r);
   return r;
+}
+
+std::optional<config::Config> loadCommandConfig(const FlagSet& flags) {
+  config::LoadResult r = loadConfigWithFlags(flags);
+  if (!r.ok()) {
+    std::cerr << core::formatAll(r.problems);
+    return std::nullopt;
+  }
+  core::log::setLevel(r.config.log.level);
+  core::log::setFormat(r.config.log.format);
+  return std::move(r.config);
 }
 
 }  // namespace fabricwatch::exporter

@@ -21,6 +21,10 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts);
 // positioned diagnostics (flags report as "flag --name").
 config::LoadResult loadConfigWithFlags(const FlagSet& flags);
 
+// For one-shot commands (check, facts): loads the configuration as above, prints any problems
+// to stderr (returning nullopt, exit 2 for the caller) and applies its log settings.
+std::optional<config::Config> loadCommandConfig(const FlagSet& flags);
+
 // Applies flag overrides to an already loaded configuration (used again on reload).
 void applyFlagOverrides(const FlagSet& flags, config::LoadResult& result);
 

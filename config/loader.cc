@@ -4,6 +4,7 @@
 
 #include <fstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <sstream>
 
@@ -380,7 +381,25 @@ class Walker {
         continue;
       }
       if (auto err = match->set(out_.config, node, wild)) report(node.source().begin, *err);
+      positions_[path] = node.source().begin;
     }
+  }
+
+  // Where a key's value was set in the file; nullopt for a key the file does not set.
+  std::optional<toml::source_position> position(const std::string& path) const {
+    auto it = positions_.find(path);
+    if (it == positions_.end()) return std::nullopt;
+    return it->second;
+  }
+
+  void report(const toml::source_position& pos, std::string msg) const {
+    core::Diagnostic d;
+    d.file = std::string(file_);
+    d.line = static_cast<int>(pos.line);
+    d.column = static_cast<int>(pos.column);
+    d.message = std::move(msg);
+    d.snippet = core::lineOf(text_, d.line);
+    out_.problems.push_back(std::move(d));
   }
 
  private:
@@ -397,40 +416,41 @@ class Walker {
     return false;
   }
 
-  void report(const toml::source_position& pos, std::string msg) {
-    core::Diagnostic d;
-    d.file = std::string(file_);
-    d.line = static_cast<int>(pos.line);
-    d.column = static_cast<int>(pos.column);
-    d.message = std::move(msg);
-    d.snippet = core::lineOf(text_, d.line);
-    out_.problems.push_back(std::move(d));
-  }
-
   std::string_view text_;
   std::string_view file_;
   const LoadOptions& opts_;
   LoadResult& out_;
+  std::map<std::string, toml::source_position> positions_;
 };
 
-// Cross-key checks that no single key can make.
-void validate(LoadResult& r, std::string_view file) {
+// Cross-key checks that no single key can make. Each problem points at the first of the keys
+// involved that the file sets: the one to change.
+void validate(LoadResult& r, std::string_view file, const Walker& w) {
   const auto& c = r.config.collect;
-  auto add = [&](std::string msg) {
+  auto add = [&](std::initializer_list<std::string> keys, std::string msg) {
+    for (const auto& k : keys) {
+      if (auto pos = w.position(k)) return w.report(*pos, std::move(msg));
+    }
     r.problems.push_back(core::Diagnostic{std::string(file), 0, 0, std::move(msg), ""});
   };
   if (c.timeout > c.interval)
-    add("collect.timeout (" + formatDuration(c.timeout) + ") must not exceed collect.interval (" +
-        formatDuration(c.interval) + ")");
+    add({"collect.timeout", "collect.interval"}, "collect.timeout (" + formatDuration(c.timeout) +
+                                                     ") must not exceed collect.interval (" +
+                                                     formatDuration(c.interval) + ")");
   for (const auto& [name, sc] : c.sources) {
+    // A source that sets neither inherits both, and the check above covers it.
+    if (!sc.interval.count() && !sc.timeout.count()) continue;
     auto interval = sc.interval.count() ? sc.interval : c.interval;
     auto timeout = sc.timeout.count() ? sc.timeout : c.timeout;
+    std::string key = "collect.sources." + name;
     if (timeout > interval) {
-      add("collect.sources." + name + ": timeout (" + formatDuration(timeout) +
-          ") must not exceed its interval (" + formatDuration(interval) + ")");
+      add({key + ".timeout", key + ".interval", "collect.timeout", "collect.interval"},
+          key + ": timeout (" + formatDuration(timeout) + ") must not exceed its interval (" +
+              formatDuration(interval) + ")");
     }
   }
-  if (auto err = checkPeerConfig(r.config)) add(*err);
+  if (auto err = checkPeerConfig(r.config))
+    add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
 }
 
 }  // namespace
@@ -465,8 +485,9 @@ LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOp
     r.problems.push_back(std::move(d));
     return r;
   }
-  Walker(text, file, opts, r).walk(table, "");
-  if (r.ok()) validate(r, file);
+  Walker walker(text, file, opts, r);
+  walker.walk(table, "");
+  if (r.ok()) validate(r, file, walker);
   return r;
 }
 

@@ -8,6 +8,7 @@
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
 #include "exporter/daemon.h"
+#include "probes/node/kept_file.h"
 
 namespace fabricwatch::exporter {
 
@@ -37,6 +38,10 @@ int runServe(const Args& args) {
     std::cerr << core::formatAll(r.problems);
     return kExitUsage;
   }
+  // The fact sources keep sysfs attributes open between collections (probes/node/kept_file.h),
+  // within a share of this limit: a service's default soft limit of 1024 is far below its hard.
+  size_t nofile = probes::node::raiseOpenFileLimit();
+  core::log::debug("exporter", "open file limit", {{"soft", std::to_string(nofile)}});
   // Signals are taken synchronously by sigwait, so block them before any thread starts.
   sigset_t set;
   sigemptyset(&set);

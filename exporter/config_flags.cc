@@ -1,5 +1,6 @@
 #include "exporter/config_flags.h"
 
+#include <filesystem>
 #include <iostream>
 
 #include "config/duration.h"
@@ -51,11 +52,16 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     r.problems.push_back(core::Diagnostic{"flag --" + flag, 0, 0, std::move(msg), ""});
   };
   if (flags.isSet("path.rootfs")) {
+    // A relative path is taken from the working directory, as node_exporter takes its
+    // --path.rootfs (the configuration file, read from elsewhere, asks for an absolute one).
     std::string v = flags.get("path.rootfs");
-    if (v.empty() || v[0] != '/')
-      problem("path.rootfs", "must be an absolute path, got \"" + v + "\"");
+    std::error_code ec;
+    if (v.empty())
+      problem("path.rootfs", "must not be empty");
+    else if (!std::filesystem::is_directory(v, ec))
+      problem("path.rootfs", "\"" + v + "\" is not a directory");
     else
-      r.config.host.rootfs = v;
+      r.config.host.rootfs = std::filesystem::absolute(v).lexically_normal().string();
   }
   if (flags.isSet("log.level")) {
     if (auto l = core::log::parseLevel(flags.get("log.level")))

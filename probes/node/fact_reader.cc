@@ -81,6 +81,10 @@ DirReader::DirReader(DirReader&& o) noexcept
   o.fd_ = -1;
 }
 
+std::string DirReader::realPath(std::string_view rel) const {
+  return r_->fs().path(joinPath(host_path_, rel));
+}
+
 DirReader DirReader::sub(std::string_view rel) const {
   std::string path = joinPath(host_path_, rel);
   if (fd_ < 0) return DirReader(*r_, std::move(path), -1);

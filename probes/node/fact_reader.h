@@ -53,6 +53,9 @@ class DirReader {
 
   bool isOpen() const { return fd_ >= 0; }
   const std::string& hostPath() const { return host_path_; }
+  int fd() const { return fd_; }
+  // `rel` below this directory as a path on this machine (--path.rootfs included).
+  std::string realPath(std::string_view rel) const;
   DirReader sub(std::string_view rel) const;
 
   std::optional<std::string> line(std::string_view rel, bool quiet_einval = false) const;

@@ -11,25 +11,6 @@
 namespace fabricwatch::probes::node {
 namespace {
 
-struct Nic {
-  std::string name;
-  std::vector<std::string> bridges;
-  std::optional<int64_t> numa;
-};
-
-std::vector<Nic> rdmaNics(FactReader& r, const DirReader& bus) {
-  std::vector<Nic> out;
-  DirReader ib(r, "/sys/class/infiniband");
-  for (const auto& name : ib.list()) {
-    auto addr = ib.linkName(name + "/device");
-    if (!addr || !isPciAddress(*addr)) continue;
-    Nic n{name, {}, bus.integer(*addr + "/numa_node")};
-    if (auto link = bus.linkTarget(*addr)) n.bridges = pciBridges(*link);
-    out.push_back(std::move(n));
-  }
-  return out;
-}
-
 std::string hex4(int64_t v) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(v));
@@ -38,39 +19,75 @@ std::string hex4(int64_t v) {
 
 }  // namespace
 
+GpuSource::Function GpuSource::scanFunction(FactReader& r, const DirReader& bus,
+                                            const std::string& addr, FileId id) {
+  uint64_t errors_before = r.collection().read_errors;
+  Function fn;
+  fn.id_ = id;
+  // The vendor first: most functions on a host are not NVIDIA's, and that ends it.
+  if (bus.integer(addr + "/vendor") == 0x10de) {
+    PciFunction f = readPciFunction(bus, addr);
+    if (isNvidiaGpu(f)) fn.gpu = std::move(f);
+  }
+  fn.complete_ = r.collection().read_errors == errors_before;
+  return fn;
+}
+
+GpuSource::Nic GpuSource::scanNic(FactReader& r, const DirReader& cls, const DirReader& bus,
+                                  const std::string& name, FileId id) {
+  Nic n;
+  n.id_ = id;
+  n.name = name;
+  if (auto addr = cls.linkName(name + "/device"); addr && isPciAddress(*addr)) {
+    uint64_t errors_before = r.collection().read_errors;
+    n.numa = bus.integer(*addr + "/numa_node");
+    if (auto link = bus.linkTarget(*addr)) n.bridges = pciBridges(*link);
+    n.complete_ = r.collection().read_errors == errors_before;
+  }
+  return n;
+}
+
 core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
-  std::vector<Nic> nics;
+  if (ctx.rootfs != root_) {
+    functions_.clear();
+    nics_.clear();
+    root_ = ctx.rootfs;
+  }
+  DirReader bus = pciBus(r);
+  std::vector<Nic*> nics;
   bool nics_read = false;
   core::Value devices = core::Value::list();
-  DirReader bus = pciBus(r);
-  for (const auto& addr : bus.list()) {
-    // The vendor first: most functions on a host are not NVIDIA's, and that ends it.
-    auto vendor = bus.integer(addr + "/vendor");
-    if (vendor != 0x10de) continue;
-    PciFunction f = readPciFunction(bus, addr);
-    if (!isNvidiaGpu(f)) continue;
+  auto scan = [&](const std::string& addr, FileId id) { return scanFunction(r, bus, addr, id); };
+  for (Function* fn : functions_.refresh(bus, bus.list(), scan)) {
+    if (!fn->gpu) continue;
+    PciFunction& f = *fn->gpu;
     if (!nics_read) {
-      nics = rdmaNics(r, bus);
+      DirReader cls(r, "/sys/class/infiniband");
+      auto scan_nic = [&](const std::string& name, FileId id) {
+        return scanNic(r, cls, bus, name, id);
+      };
+      nics = nics_.refresh(cls, cls.list(), scan_nic);
       nics_read = true;
     }
+    const std::string& addr = f.address;
     core::Value g = core::Value::map();
     g["pci_address"] = addr;
     g["vendor"] = hex4(*f.vendor);
     if (f.device) g["device"] = hex4(*f.device);
     if (f.numa_node && *f.numa_node >= 0) g["numa_node"] = *f.numa_node;
-    if (f.pcie.size() > 0) g["pcie"] = f.pcie;
+    if (core::Value pcie = f.link.read(r); pcie.size() > 0) g["pcie"] = std::move(pcie);
     // The nearest NICs, by the closest relation any NIC has to this GPU.
     std::string best;
     std::vector<std::string> near;
     for (const char* level : {"pci_switch", "root_port", "numa"}) {
-      for (const auto& n : nics) {
+      for (const Nic* n : nics) {
         bool match = std::string_view(level) == "numa"
-                         ? (f.numa_node && *f.numa_node >= 0 && n.numa == f.numa_node)
-                         : pciProximity(f.bridges, n.bridges) == level;
-        if (match) near.push_back(n.name);
+                         ? (f.numa_node && *f.numa_node >= 0 && n->numa == f.numa_node)
+                         : pciProximity(f.bridges, n->bridges) == level;
+        if (match) near.push_back(n->name);
       }
       if (!near.empty()) {
         best = level;

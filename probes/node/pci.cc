@@ -17,13 +17,22 @@ PciFunction readPciFunction(const DirReader& bus, const std::string& address) {
   f.numa_node = dir.integer("numa_node");
   f.driver = dir.linkName("driver");
   if (auto link = bus.linkTarget(address)) f.bridges = pciBridges(*link);
-  PcieLinkText t;
-  t.current_width = dir.integer("current_link_width", true);
-  t.max_width = dir.integer("max_link_width", true);
-  t.current_speed = dir.line("current_link_speed", true);
-  t.max_speed = dir.line("max_link_speed", true);
-  f.pcie = pcieValue(t);
+  f.link = PcieLink(dir);
   return f;
+}
+
+// Functions without a PCIe link (in VMs, say) answer EINVAL for the link attributes: absence.
+PcieLink::PcieLink(const DirReader& function)
+    : current_width_(function, "current_link_width"),
+      current_speed_(function, "current_link_speed") {
+  text_.max_width = function.integer("max_link_width", true);
+  text_.max_speed = function.line("max_link_speed", true);
+}
+
+core::Value PcieLink::read(FactReader& r) {
+  text_.current_width = current_width_.integer(r, true);
+  text_.current_speed = current_speed_.line(r, true);
+  return pcieValue(text_);
 }
 
 bool isNvidiaGpu(const PciFunction& f) {

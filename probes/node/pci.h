@@ -1,6 +1,7 @@
 #pragma once
 // Reads one PCI function's facts from /sys/bus/pci/devices/<bdf>: ids, NUMA node, PCIe link and
-// bridge chain. Shared by the RDMA and GPU sources.
+// bridge chain. Shared by the RDMA and GPU sources, which read a function once while it lives
+// and then only its current link (PcieLink) on each collection.
 
 #include <optional>
 #include <string>
@@ -8,15 +9,32 @@
 
 #include "core/value.h"
 #include "probes/node/fact_reader.h"
+#include "probes/node/kept_file.h"
+#include "probes/node/pci_parse.h"
 
 namespace fabricwatch::probes::node {
 
+// The PCIe link of a function: the maxima are read once, the current width and speed (which
+// change: a link retrains, a GPU slows its link when idle) are kept open and read each time.
+class PcieLink {
+ public:
+  PcieLink() = default;
+  explicit PcieLink(const DirReader& function);
+  // The pcie object of the facts document (see pcieValue).
+  core::Value read(FactReader& r);
+
+ private:
+  KeptFile current_width_, current_speed_;
+  PcieLinkText text_;
+};
+
+// What cannot change while the function exists, and its link.
 struct PciFunction {
   std::string address;
   std::optional<int64_t> vendor, device, pci_class, numa_node;
   std::optional<std::string> driver;
   std::vector<std::string> bridges;  // root port first
-  core::Value pcie = core::Value::map();
+  PcieLink link;
 };
 
 // bus: an open /sys/bus/pci/devices (see pciBus), so that each function costs short relative

@@ -2,29 +2,18 @@
 
 #include <algorithm>
 #include <cctype>
-#include <set>
 
 #include "core/snapshot.h"
 #include "probes/node/fact_reader.h"
+#include "probes/node/kept_file.h"
 #include "probes/node/pci.h"
-#include "probes/node/pci_parse.h"
-#include "probes/node/rdma_parse.h"
+#include "probes/node/rdma_device.h"
+#include "probes/node/scanned_dir.h"
 
 namespace fabricwatch::probes::node {
 namespace {
 
 constexpr std::string_view kClass = "/sys/class/infiniband";
-
-// Directory entries that are numbers ("1", "10"), in numeric order.
-std::vector<int64_t> numericEntries(const DirReader& dir, std::string_view rel) {
-  std::vector<int64_t> out;
-  for (const auto& n : dir.list(rel)) {
-    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
-    if (auto i = parseInteger(n)) out.push_back(*i);
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 bool naturalLess(const std::string& a, const std::string& b) {
   size_t i = 0, j = 0;
@@ -50,121 +39,27 @@ bool naturalLess(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
-core::Value readCounters(const DirReader& dir) {
-  core::Value out = core::Value::map();
-  for (const auto& n : dir.list()) {
-    if (n == "lifespan") continue;  // a refresh interval in ms, not a counter
-    if (auto v = dir.integer(n)) out[n] = *v;
-  }
-  return out;
-}
-
-void setCodeName(FactReader& r, const DirReader& dir, core::Value& obj, const char* file,
-                 const char* key, const char* code_key) {
-  auto l = dir.line(file);
-  if (!l) return;
-  if (auto cn = parseCodeName(*l)) {
-    obj[key] = cn->name;
-    obj[code_key] = cn->code;
-  } else {
-    r.error(joinPath(dir.hostPath(), file) + ": unexpected \"" + l->substr(0, 40) + "\"");
-  }
-}
-
-core::Value readPort(FactReader& r, const DirReader& dev, int64_t port,
-                     const std::vector<std::pair<std::string, int64_t>>& dev_netdevs) {
-  DirReader dir = dev.sub("ports/" + std::to_string(port));
-  core::Value p = core::Value::map();
-  p["port"] = port;
-  setCodeName(r, dir, p, "state", "state", "state_code");
-  setCodeName(r, dir, p, "phys_state", "phys_state", "phys_state_code");
-  if (auto rate = dir.line("rate")) {
-    p["rate"] = *rate;
-    if (auto g = parseRateGbps(*rate)) p["rate_gbps"] = *g;
-  }
-  if (auto ll = dir.line("link_layer")) p["link_layer"] = *ll;
-  if (auto lid = dir.integer("lid")) p["lid"] = *lid;
-  if (auto sm = dir.integer("sm_lid")) p["sm_lid"] = *sm;
-
-  std::set<std::string> netdevs;
-  core::Value gids = core::Value::list();
-  DirReader gid_dir = dir.sub("gids");
-  std::optional<DirReader> types, ndevs;
-  for (int64_t i : numericEntries(dir, "gids")) {
-    std::string idx = std::to_string(i);
-    auto gid = gid_dir.line(idx);
-    if (!gid || isZeroGid(*gid)) continue;
-    if (!types) {
-      types.emplace(dir.sub("gid_attrs/types"));
-      ndevs.emplace(dir.sub("gid_attrs/ndevs"));
-    }
-    core::Value g = core::Value::map();
-    g["index"] = i;
-    g["address"] = *gid;
-    // Types and ndevs of entries that the kernel has no attributes for fail with EINVAL.
-    if (auto t = types->line(idx, true)) g["type"] = *t;
-    if (auto nd = ndevs->line(idx, true)) {
-      g["ndev"] = *nd;
-      netdevs.insert(*nd);
-    }
-    gids.push(std::move(g));
-  }
-  p["gids"] = std::move(gids);
-  for (const auto& [nd, dev_port] : dev_netdevs) {
-    if (dev_port + 1 == port) netdevs.insert(nd);
-  }
-  core::Value nds = core::Value::list();
-  for (const auto& nd : netdevs) nds.push(nd);
-  p["netdevs"] = std::move(nds);
-  if (DirReader c = dir.sub("counters"); c.isOpen()) p["counters"] = readCounters(c);
-  if (DirReader c = dir.sub("hw_counters"); c.isOpen()) p["hw_counters"] = readCounters(c);
-  return p;
-}
-
-core::Value readDevice(FactReader& r, const DirReader& bus, const std::string& name) {
-  DirReader dir(r, std::string(kClass) + "/" + name);
-  core::Value d = core::Value::map();
-  d["name"] = name;
-  std::optional<PciFunction> pci;
-  if (auto addr = dir.linkName("device"); addr && isPciAddress(*addr)) {
-    pci = readPciFunction(bus, *addr);
-    d["pci_address"] = *addr;
-    if (pci->numa_node && *pci->numa_node >= 0) d["numa_node"] = *pci->numa_node;
-    if (pci->driver) d["driver"] = *pci->driver;
-    if (pci->pcie.size() > 0) d["pcie"] = pci->pcie;
-  }
-  std::optional<std::string_view> driver;
-  if (pci && pci->driver) driver = *pci->driver;
-  d["kind"] = rdmaKind(name, driver, pci ? pci->vendor : std::nullopt);
-  setCodeName(r, dir, d, "node_type", "node_type", "node_type_code");
-  for (const char* f : {"fw_ver", "hca_type", "board_id", "node_guid", "sys_image_guid"}) {
-    if (auto v = dir.line(f)) d[f] = *v;
-  }
-  // Net devices of the PCI function (RoCE, IPoIB); dev_port says which port (0-based).
-  std::vector<std::pair<std::string, int64_t>> dev_netdevs;
-  DirReader net = dir.sub("device/net");
-  for (const auto& nd : net.list()) {
-    auto dp = net.integer(nd + "/dev_port");
-    dev_netdevs.emplace_back(nd, dp.value_or(0));
-  }
-  core::Value ports = core::Value::list();
-  for (int64_t p : numericEntries(dir, "ports")) ports.push(readPort(r, dir, p, dev_netdevs));
-  d["ports"] = std::move(ports);
-  return d;
-}
-
 }  // namespace
 
 core::Collection RdmaSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
-  core::Value devices = core::Value::list();
-  std::vector<std::string> names = r.list(std::string(kClass));
+  if (ctx.rootfs != root_) {
+    devices_.clear();
+    root_ = ctx.rootfs;
+  }
+  DirReader cls(r, std::string(kClass));
+  std::vector<std::string> names = cls.list();
   // mlx5_2 before mlx5_10, rdmap19s0 before rdmap147s0.
   std::sort(names.begin(), names.end(), naturalLess);
-  DirReader bus = pciBus(r);
-  for (const auto& name : names) devices.push(readDevice(r, bus, name));
+  std::optional<DirReader> bus;  // opened only when a device is scanned
+  auto scan = [&](const std::string& name, FileId id) {
+    if (!bus) bus.emplace(pciBus(r));
+    return RdmaDevice::scan(r, cls, *bus, name, id);
+  };
+  core::Value devices = core::Value::list();
+  for (RdmaDevice* dev : devices_.refresh(cls, names, scan)) devices.push(dev->read(r));
   c.facts["rdma"] = core::Value::map({{"devices", std::move(devices)}});
   return c;
 }

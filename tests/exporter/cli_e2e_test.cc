@@ -1,6 +1,8 @@
 // End-to-end: the CLI's commands, exit codes and messages.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -64,7 +66,16 @@ TEST(CliE2ETest, FactsPrintsTheDocumentFromARoot) {
   EXPECT_EQ(yaml.exit_code, 0);
   EXPECT_NE(yaml.out.find("release: \"5.10.0-28-cloud-amd64\""), std::string::npos) << yaml.out;
   EXPECT_EQ(runCommand({binaryPath(), "facts", "--format=xml"}).exit_code, 2);
-  EXPECT_EQ(runCommand({binaryPath(), "facts", "--path.rootfs=relative"}).exit_code, 2);
+  auto missing = runCommand({binaryPath(), "facts", "--path.rootfs=/no/such/root"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("\"/no/such/root\" is not a directory"), std::string::npos)
+      << missing.err;
+  // A relative root is taken from the working directory.
+  std::string rel = std::filesystem::relative(root.path()).string();
+  ASSERT_NE(rel.front(), '/');
+  auto relative = runCommand({binaryPath(), "facts", "--path.rootfs=" + rel});
+  EXPECT_EQ(relative.exit_code, 0) << relative.err;
+  EXPECT_EQ(relative.out, json.out);
 }
 
 }  // namespace

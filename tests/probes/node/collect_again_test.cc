@@ -1,0 +1,194 @@
+// Collections after the first: the RDMA and GPU sources scan a device once while it lives and
+// then re-read only what changes, through kept descriptors. These tests change a copy of a
+// fixture root between collections, as the kernel changes sysfs, and check that every change
+// shows and that nothing else does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "probes/node/gpu_source.h"
+#include "probes/node/kept_file.h"
+#include "probes/node/rdma_source.h"
+#include "tests/probes/node/fixture_facts.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::probes::node {
+namespace {
+
+namespace fs = std::filesystem;
+
+const core::Value& at(const core::Value& v, std::string_view path) {
+  const core::Value* p = v.findPath(path);
+  if (!p) throw std::runtime_error("missing " + std::string(path));
+  return *p;
+}
+
+const core::Value& device(const core::Value& facts, std::string_view name) {
+  for (const auto& d : at(facts, "rdma.devices").asList()) {
+    if (d.find("name")->asString() == name) return d;
+  }
+  throw std::runtime_error("no device " + std::string(name));
+}
+
+const core::Value& port1(const core::Value& dev) { return at(dev, "ports").asList().at(0); }
+
+// sysfs changes an attribute in place: same inode, new text.
+void rewrite(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
+}
+
+// A copy of a fixture root to change.
+struct RootCopy {
+  explicit RootCopy(const std::string& name) {
+    fs::copy(testing::fixture(name), dir.path(),
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
+  std::string operator/(const std::string& rel) const { return dir.path() + "/" + rel; }
+  const std::string& path() const { return dir.path(); }
+  testing::TempDir dir;
+};
+
+// Every fixture: collections after the first equal the first, with kept descriptors and
+// without any (past the cap, every file is opened by path as before).
+TEST(CollectAgainTest, EveryFixtureReadsTheSameEachTime) {
+  for (bool kept : {true, false}) {
+    setKeptFileLimit(kept ? 16384 : keptFiles());
+    for (const auto& name : fixtureRoots()) {
+      auto sources = makeNodeSources();
+      std::string root = testing::fixture(name);
+      std::vector<core::Value> first;
+      for (auto& s : sources) first.push_back(s->collect({root}).facts);
+      for (int round = 0; round < 2; ++round) {
+        for (size_t i = 0; i < sources.size(); ++i) {
+          core::Collection c = sources[i]->collect({root});
+          EXPECT_EQ(c.read_errors, 0u) << name << " " << sources[i]->name();
+          EXPECT_TRUE(c.facts == first[i]) << name << " " << sources[i]->name() << " kept=" << kept;
+        }
+      }
+    }
+  }
+  setKeptFileLimit(16384);
+}
+
+TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
+  RootCopy root("ib_ndr");
+  RdmaSource rdma;
+  auto before = rdma.collect({root.path()}).facts;
+  EXPECT_EQ(at(port1(device(before, "mlx5_3")), "state").asString(), "ACTIVE");
+
+  std::string port = root / "sys/class/infiniband/mlx5_3/ports/1/";
+  rewrite(port + "state", "1: DOWN\n");
+  rewrite(port + "phys_state", "2: Polling\n");
+  rewrite(port + "rate", "200 Gb/sec (4X HDR)\n");
+  rewrite(port + "counters/symbol_error", "42\n");
+  rewrite(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
+  rewrite(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
+  auto after = rdma.collect({root.path()}).facts;
+
+  const auto& p = port1(device(after, "mlx5_3"));
+  EXPECT_EQ(at(p, "state").asString(), "DOWN");
+  EXPECT_EQ(at(p, "state_code").asInt(), 1);
+  EXPECT_EQ(at(p, "phys_state").asString(), "Polling");
+  EXPECT_EQ(at(p, "rate_gbps").asDouble(), 200);
+  EXPECT_EQ(at(p, "counters.symbol_error").asInt(), 42);
+  bool found = false;
+  for (const auto& g : at(p, "gids").asList()) {
+    if (at(g, "index").asInt() == 1) {
+      found = true;
+      EXPECT_EQ(at(g, "address").asString(), "fe80:0000:0000:0000:0000:0000:0000:0001");
+    }
+  }
+  EXPECT_TRUE(found);
+  const auto& dev = device(after, "mlx5_3");
+  EXPECT_EQ(at(dev, "pcie.current_width").asInt(), 8);
+  EXPECT_TRUE(at(dev, "pcie.degraded").asBool());
+  // Nothing else moved.
+  EXPECT_TRUE(device(after, "mlx5_2") == device(before, "mlx5_2"));
+}
+
+// Removed, added, and removed-and-added-again devices: the last is scanned anew (a firmware
+// update resets the device, and the kernel creates its directory again).
+TEST(CollectAgainTest, DevicesComeGoAndComeBackChanged) {
+  RootCopy root("ib_ndr");
+  RdmaSource rdma;
+  ASSERT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
+  std::string cls = root / "sys/class/infiniband/";
+
+  fs::rename(cls + "mlx5_7", root / "mlx5_7.away");
+  EXPECT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 7u);
+  fs::rename(root / "mlx5_7.away", cls + "mlx5_7");
+  EXPECT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
+
+  // mlx5_0 again, with new firmware: a new directory behind the class link.
+  std::string old_dir = fs::canonical(cls + "mlx5_0").string();
+  std::string new_dir = old_dir + ".new";
+  fs::copy(old_dir, new_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  rewrite(new_dir + "/fw_ver", "28.41.1000\n");
+  fs::remove(cls + "mlx5_0");
+  fs::create_symlink(new_dir, cls + "mlx5_0");
+  auto facts = rdma.collect({root.path()}).facts;
+  EXPECT_EQ(at(device(facts, "mlx5_0"), "fw_ver").asString(), "28.41.1000");
+  EXPECT_EQ(at(device(facts, "mlx5_1"), "fw_ver").asString(), "28.39.1002");
+}
+
+// A fixed attribute that cannot be read is an error on every collection, as a changing one
+// is, and appears once it can be read.
+TEST(CollectAgainTest, UnreadableFixedAttributeIsRetried) {
+  RootCopy root("ib_ndr");
+  std::string fw = root / "sys/class/infiniband/mlx5_4/fw_ver";
+  fs::remove(fw);
+  fs::create_directory(fw);  // read() fails with EISDIR
+  RdmaSource rdma;
+  for (int i = 0; i < 2; ++i) {
+    core::Collection c = rdma.collect({root.path()});
+    EXPECT_EQ(c.read_errors, 1u);
+    EXPECT_EQ(device(c.facts, "mlx5_4").find("fw_ver"), nullptr);
+  }
+  fs::remove(fw);
+  rewrite(fw, "28.39.1002\n");
+  core::Collection c = rdma.collect({root.path()});
+  EXPECT_EQ(c.read_errors, 0u);
+  EXPECT_EQ(at(device(c.facts, "mlx5_4"), "fw_ver").asString(), "28.39.1002");
+}
+
+TEST(CollectAgainTest, UnreadableCounterIsAnErrorEachTime) {
+  RootCopy root("ib_ndr");
+  std::string counter = root / "sys/class/infiniband/mlx5_2/ports/1/counters/symbol_error";
+  fs::remove(counter);
+  fs::create_directory(counter);
+  RdmaSource rdma;
+  EXPECT_EQ(rdma.collect({root.path()}).read_errors, 1u);
+  EXPECT_EQ(rdma.collect({root.path()}).read_errors, 1u);
+}
+
+TEST(CollectAgainTest, GpuLinkChangesAndGpusThatGoAway) {
+  RootCopy root("p5_efa");
+  GpuSource gpu;
+  auto before = gpu.collect({root.path()}).facts;
+  ASSERT_EQ(at(before, "gpu.count").asInt(), 8);
+  const auto& g0 = at(before, "gpu.devices").asList().at(0);
+  std::string addr = at(g0, "pci_address").asString();
+  EXPECT_FALSE(at(g0, "pcie.degraded").asBool());
+
+  rewrite(root / ("sys/bus/pci/devices/" + addr + "/current_link_speed"), "16.0 GT/s PCIe\n");
+  auto after = gpu.collect({root.path()}).facts;
+  const auto& a0 = at(after, "gpu.devices").asList().at(0);
+  EXPECT_EQ(at(a0, "pcie.current_speed_gts").asDouble(), 16.0);
+  EXPECT_TRUE(at(a0, "pcie.degraded").asBool());
+  EXPECT_TRUE(at(a0, "nics") == at(g0, "nics"));
+
+  fs::remove(root / ("sys/bus/pci/devices/" + addr));
+  EXPECT_EQ(at(gpu.collect({root.path()}).facts, "gpu.count").asInt(), 7);
+}
+
+// One source object serving another host root (a test harness, a reload) starts afresh.
+TEST(CollectAgainTest, AnotherRootIsScannedAfresh) {
+  RdmaSource rdma;
+  EXPECT_EQ(at(rdma.collect({testing::fixture("ib_ndr")}).facts, "rdma.devices").size(), 8u);
+  EXPECT_EQ(at(rdma.collect({testing::fixture("p5_efa")}).facts, "rdma.devices").size(), 32u);
+  EXPECT_EQ(at(rdma.collect({testing::fixture("no_rdma")}).facts, "rdma.devices").size(), 0u);
+}
+
+}  // namespace
+}  // namespace fabricwatch::probes::node

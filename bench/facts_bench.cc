@@ -61,6 +61,8 @@ void collectOne(benchmark::State& state, const std::string& root_name, const std
 
 BENCHMARK_CAPTURE(collectAll, p5_efa, "p5_efa")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(collectAll, ib_ndr, "ib_ndr")->Unit(benchmark::kMillisecond);
+// Two ports with whole GID tables (255 entries each, 4 in use).
+BENCHMARK_CAPTURE(collectAll, roce_v2, "roce_v2")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(collectAllFirst, p5_efa, "p5_efa")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(collectAllFirst, ib_ndr, "ib_ndr")->Unit(benchmark::kMillisecond);
 

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "policy/expr_position.h"
+#include "policy/yaml_fields.h"
 
 namespace fabricwatch::policy {
 namespace {
@@ -23,12 +24,6 @@ bool validName(const std::string& s) {
 bool validIdentifier(const std::string& s) {
   static const std::regex kIdent("[A-Za-z_][A-Za-z0-9_]*");
   return std::regex_match(s, kIdent);
-}
-
-std::string joinNames(std::initializer_list<std::string_view> names) {
-  std::string out;
-  for (auto n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
 }
 
 // One file's pack documents, with positioned problems.
@@ -56,7 +51,7 @@ class Loader {
   }
 
  private:
-  using Fields = std::map<std::string, YAML::Node, std::less<>>;
+  using Fields = YamlFields;
 
   void report(int line, int col, std::string msg) {
     ++problems_;
@@ -74,30 +69,9 @@ class Loader {
   std::optional<Fields> fields(const YAML::Node& n, const std::string& what,
                                std::initializer_list<std::string_view> known,
                                std::initializer_list<std::string_view> required) {
-    if (!n.IsMap()) {
-      report(n, what + " must be a mapping");
-      return std::nullopt;
-    }
-    Fields out;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      // A copy: yaml-cpp's iterator yields a temporary pair, so a reference would dangle.
-      const YAML::Node key = it->first;
-      std::string k = key.IsScalar() ? key.Scalar() : "";
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        report(key,
-               "unknown field \"" + k + "\" in " + what + " (known: " + joinNames(known) + ")");
-        continue;
-      }
-      if (out.count(k)) {
-        report(key, "duplicate field \"" + k + "\" in " + what);
-        continue;
-      }
-      out.emplace(k, it->second);
-    }
-    for (auto r : required) {
-      if (!out.count(r)) report(n, what + " is missing required field \"" + std::string(r) + "\"");
-    }
-    return out;
+    return yamlFields(n, what, known, required, [this](const YAML::Node& at, std::string msg) {
+      report(at, std::move(msg));
+    });
   }
 
   std::optional<std::string> str(const Fields& f, std::string_view key, const std::string& what) {

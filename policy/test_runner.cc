@@ -12,6 +12,7 @@
 #include "policy/evaluator.h"
 #include "policy/nccl_list.h"
 #include "policy/pack_loader.h"
+#include "policy/yaml_fields.h"
 #include "policy/yaml_value.h"
 
 namespace fabricwatch::policy {
@@ -83,7 +84,7 @@ class TestFile {
   const std::string& path() const { return path_; }
 
  private:
-  using Fields = std::map<std::string, YAML::Node, std::less<>>;
+  using Fields = YamlFields;
 
   std::string resolve(const std::string& rel) const {
     if (rel.empty() || rel[0] == '/') return rel;
@@ -100,25 +101,9 @@ class TestFile {
   std::optional<Fields> fields(const YAML::Node& n, const std::string& what,
                                std::initializer_list<std::string_view> known,
                                std::initializer_list<std::string_view> required) {
-    if (!n.IsMap()) {
-      report(n, what + " must be a mapping");
-      return std::nullopt;
-    }
-    Fields out;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string k = it->first.IsScalar() ? it->first.Scalar() : "";
-      if (std::find(known.begin(), known.end(), k) == known.end()) {
-        std::string list;
-        for (auto kn : known) list += (list.empty() ? "" : ", ") + std::string(kn);
-        report(it->first, "unknown field \"" + k + "\" in " + what + " (known: " + list + ")");
-        continue;
-      }
-      if (!out.emplace(k, it->second).second)
-        report(it->first, "duplicate field \"" + k + "\" in " + what);
-    }
-    for (auto r : required)
-      if (!out.count(r)) report(n, what + " is missing required field \"" + std::string(r) + "\"");
-    return out;
+    return yamlFields(n, what, known, required, [this](const YAML::Node& at, std::string msg) {
+      report(at, std::move(msg));
+    });
   }
 
   static std::string scalar(const Fields& f, std::string_view k) {

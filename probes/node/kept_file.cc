@@ -8,13 +8,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace fabricwatch::probes::node {
 namespace {
 
 std::atomic<size_t> g_kept{0};
-std::atomic<size_t> g_limit{0};  // 0: not set yet
+constexpr size_t kUnset = SIZE_MAX;
+std::atomic<size_t> g_limit{kUnset};
 
 size_t defaultLimit() {
   rlimit rl{};
@@ -39,7 +41,7 @@ void setKeptFileLimit(size_t limit) { g_limit.store(limit, std::memory_order_rel
 
 size_t keptFileLimit() {
   size_t limit = g_limit.load(std::memory_order_relaxed);
-  if (limit == 0) {
+  if (limit == kUnset) {
     size_t d = defaultLimit();
     // The first caller sets it; a racing one reads what the first set.
     g_limit.compare_exchange_strong(limit, d, std::memory_order_relaxed);

@@ -60,8 +60,9 @@ class KeptFile {
   State state_ = State::kMissing;
 };
 
-// The cap on kept descriptors of the process. By default it is a quarter of the RLIMIT_NOFILE
-// soft limit at first use, at most 16384, so that the HTTP server and the peer mesh keep room.
+// The cap on kept descriptors of the process (0: keep none). By default it is a quarter of the
+// RLIMIT_NOFILE soft limit at first use, at most 16384, so that the HTTP server and the peer mesh
+// keep room.
 void setKeptFileLimit(size_t limit);
 size_t keptFileLimit();
 size_t keptFiles();  // descriptors kept now

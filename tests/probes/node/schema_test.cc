@@ -83,8 +83,8 @@ class Checker {
         std::string exact = path.empty() ? k : path + "." + k;
         std::string wild = path + ".*";
         bool known = schema.count(exact) || hasChildren(schema, exact);
-        walk(c, known || !schema.count(wild) && !hasChildren(schema, wild) ? exact : wild, schema,
-             where);
+        bool use_exact = known || (!schema.count(wild) && !hasChildren(schema, wild));
+        walk(c, use_exact ? exact : wild, schema, where);
       }
     }
   }

@@ -3,13 +3,16 @@
 // fixture, so that the document and its description never drift apart.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
 #include "tests/probes/node/fixture_facts.h"
+#include "tests/support/temp_dir.h"
 
 namespace fabricwatch::probes::node {
 namespace {
@@ -139,6 +142,17 @@ TEST(SchemaTest, FixtureFactsMatchTheDocumentedSchema) {
     auto f = collectFixture(name);
     check.walk(f.facts, "", check.main(), name);
   }
+  // And this machine, seen through a root whose PID 1 shares this process's network namespace:
+  // its real /sys, and net.host_network, which no fixture can tell.
+  testing::TempDir live;
+  char self[64];
+  ssize_t n = ::readlink("/proc/self/ns/net", self, sizeof self);
+  ASSERT_GT(n, 0);
+  std::filesystem::create_directories(live.path() + "/proc/1/ns");
+  std::filesystem::create_symlink(std::string(self, static_cast<size_t>(n)),
+                                  live.path() + "/proc/1/ns/net");
+  std::filesystem::create_symlink("/sys", live.path() + "/sys");
+  check.walk(collectRoot(live.path()).facts, "", check.main(), "this machine");
   for (const auto& p : check.unused()) {
     ADD_FAILURE() << "docs/facts.md documents " << p << " but no fixture produces it";
   }

@@ -48,19 +48,23 @@ rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }
 median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 hz=$(getconf CLK_TCK)
 
-# run NAME PID URL PATTERN: scrapes URL once a second, ROUNDS times, keeping the value of the
-# first sample matching PATTERN; prints one result line.
+# The value of the first sample of metric text (stdin) that starts with $1. It reads to the end:
+# an early exit would leave curl writing into a closed pipe (and pipefail would fail the run).
+value() { awk -v p="$1" 'index($0, p) == 1 && !found {print $2; found = 1}'; }
+
+# run NAME PID URL PATTERN OK_PATTERN: scrapes URL once a second, ROUNDS times, keeping the value
+# of PATTERN, then reads OK_PATTERN once; prints one result line.
 run() {
   local name=$1 pid=$2 url=$3 pattern=$4 ok_pattern=$5
   local t0 t1 samples="" ok
   sleep 1.5  # startup and the first collection
   t0=$(ticks "$pid")
   for _ in $(seq "$ROUNDS"); do
-    samples+=$(curl -sf "$url" | awk -v p="$pattern" 'index($0, p) == 1 {print $2; exit}')$'\n'
+    samples+=$(curl -sf "$url" | value "$pattern")$'\n'
     sleep 1
   done
   t1=$(ticks "$pid")
-  ok=$(curl -sf "$url" | awk -v p="$ok_pattern" 'index($0, p) == 1 {print $2; exit}')
+  ok=$(curl -sf "$url" | value "$ok_pattern")
   local med
   med=$(printf '%s' "$samples" | grep . | median)
   printf '  %-14s collection %8.3f ms (median of %d)  success %-2s  CPU/round %6.2f ms  RSS %s MB\n' \

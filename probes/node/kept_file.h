@@ -1,7 +1,7 @@
 #pragma once
 // A sysfs attribute kept open between collections. sysfs builds an attribute's text anew on
 // every read from offset 0, so re-reading a kept descriptor costs one pread() where a fresh
-// read costs openat() + read() + close(). On a p5 node (32 EFA devices, about 750 changing
+// read costs openat() + read() + close(). On a p5 node (32 EFA devices, about 600 changing
 // attributes: port states, rates, GIDs, counters) that was most of a collection's time.
 //
 // Only for sysfs: a regular file replaced by rename (as editors and package managers do) would

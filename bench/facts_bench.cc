@@ -4,7 +4,8 @@
 //   cmake -S . -B build-bench -DFW_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
 //   make -C build-bench -j2 facts_bench && ./build-bench/bench/facts_bench
 //
-// FW_BENCH_FIXTURES=DIR reads a copy of tests/fixtures from DIR instead (on tmpfs, say).
+// FW_BENCH_FIXTURES=DIR reads a copy of tests/fixtures from DIR instead (on tmpfs, say). The
+// host benchmarks read this machine's own root: real sysfs, procfs and dpkg database.
 // bench/facts_vs_node_exporter.sh puts these figures next to node_exporter's on the same roots.
 #include <benchmark/benchmark.h>
 
@@ -52,7 +53,7 @@ void collectAllFirst(benchmark::State& state, const char* root_name) {
 
 // One source alone, to see where the time goes.
 void collectOne(benchmark::State& state, const std::string& root_name, const std::string& name) {
-  std::string root = fixture(root_name);
+  std::string root = root_name == "/" ? root_name : fixture(root_name);
   for (auto& s : fabricwatch::probes::node::makeNodeSources()) {
     if (s->name() != name) continue;
     for (auto _ : state) benchmark::DoNotOptimize(s->collect({root}));
@@ -66,16 +67,25 @@ BENCHMARK_CAPTURE(collectAll, roce_v2, "roce_v2")->Unit(benchmark::kMillisecond)
 BENCHMARK_CAPTURE(collectAllFirst, p5_efa, "p5_efa")->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(collectAllFirst, ib_ndr, "ib_ndr")->Unit(benchmark::kMillisecond);
 
+// This machine's own root: real sysfs, procfs, dpkg database and library directories.
+void collectAllHost(benchmark::State& state) {
+  auto sources = fabricwatch::probes::node::makeNodeSources();
+  for (auto _ : state) benchmark::DoNotOptimize(collectOnce(sources, "/"));
+}
+BENCHMARK(collectAllHost)->Unit(benchmark::kMillisecond);
+
 }  // namespace
 
 int main(int argc, char** argv) {
   fabricwatch::probes::node::raiseOpenFileLimit();  // as `fabricwatch serve` does
   for (auto& s : fabricwatch::probes::node::makeNodeSources()) {
     std::string name(s->name());
-    benchmark::RegisterBenchmark(("collectOne/p5_efa_" + name).c_str(), [name](
-                                                                            benchmark::State& st) {
-      collectOne(st, "p5_efa", name);
-    })->Unit(benchmark::kMillisecond);
+    for (std::string root : {"p5_efa", "/"}) {
+      std::string label = "collectOne/" + (root == "/" ? std::string("host") : root) + "_" + name;
+      benchmark::RegisterBenchmark(label.c_str(), [root, name](benchmark::State& st) {
+        collectOne(st, root, name);
+      })->Unit(benchmark::kMillisecond);
+    }
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -22,8 +22,8 @@ std::vector<ConfEntry> parseNcclConf(std::string_view text) {
   return out;
 }
 
-std::map<std::string, std::string, std::less<>> parseDpkgStatus(std::string_view text) {
-  std::map<std::string, std::string, std::less<>> out;
+DpkgVersions parseDpkgStatus(std::string_view text) {
+  DpkgVersions out;
   std::string pkg, version;
   bool installed = false;
   auto flush = [&] {

@@ -22,7 +22,8 @@ struct ConfEntry {
 std::vector<ConfEntry> parseNcclConf(std::string_view text);
 
 // /var/lib/dpkg/status -> {package: version} for installed packages.
-std::map<std::string, std::string, std::less<>> parseDpkgStatus(std::string_view text);
+using DpkgVersions = std::map<std::string, std::string, std::less<>>;
+DpkgVersions parseDpkgStatus(std::string_view text);
 
 struct EfaInstall {
   std::optional<std::string> installer_version;

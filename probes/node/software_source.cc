@@ -19,17 +19,6 @@ const char* const kOfiNcclDirs[] = {"/opt/amazon-efa-ofi/lib", "/opt/amazon/ofi-
                                     "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu",
                                     "/opt/aws-ofi-nccl/lib"};
 
-// The first library whose file name carries a full version ("libnccl.so.2.21.5").
-std::optional<std::pair<std::string, std::string>> findVersionedLib(FactReader& r,
-                                                                    std::string_view prefix) {
-  for (const char* dir : kLibDirs) {
-    for (const auto& n : r.list(dir)) {
-      if (auto v = versionAfter(prefix, n)) return std::pair{*v, joinPath(dir, n)};
-    }
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> fromPackages(const std::vector<std::string>& pkgs,
                                         std::string_view name) {
   for (const auto& p : pkgs) {
@@ -38,17 +27,42 @@ std::optional<std::string> fromPackages(const std::vector<std::string>& pkgs,
   return std::nullopt;
 }
 
+const std::vector<std::string> kNoNames;
+
 }  // namespace
+
+const std::vector<std::string>& SoftwareSource::list(FactReader& r, const char* dir) {
+  const auto* names = listings_.get(r.fs(), dir, [&] { return std::optional(r.list(dir)); });
+  return names ? *names : kNoNames;
+}
+
+std::optional<std::pair<std::string, std::string>> SoftwareSource::findVersionedLib(
+    FactReader& r, std::string_view prefix) {
+  for (const char* dir : kLibDirs) {
+    for (const auto& n : list(r, dir)) {
+      if (auto v = versionAfter(prefix, n)) return std::pair{*v, joinPath(dir, n)};
+    }
+  }
+  return std::nullopt;
+}
 
 core::Collection SoftwareSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
+  if (ctx.rootfs != root_) {
+    dpkg_.clear();
+    listings_.clear();
+    root_ = ctx.rootfs;
+  }
   core::Value sw = core::Value::map();
-  std::map<std::string, std::string, std::less<>> dpkg;
-  if (auto t = r.text("/var/lib/dpkg/status", 64 << 20)) dpkg = parseDpkgStatus(*t);
+  const DpkgVersions* dpkg = dpkg_.get(fs, "/var/lib/dpkg/status", [&]() {
+    auto t = r.text("/var/lib/dpkg/status", 64 << 20);
+    return t ? std::optional(parseDpkgStatus(*t)) : std::nullopt;
+  });
   auto deb = [&](std::string_view name) -> std::optional<std::string> {
-    if (auto it = dpkg.find(name); it != dpkg.end()) return it->second;
+    if (!dpkg) return std::nullopt;
+    if (auto it = dpkg->find(name); it != dpkg->end()) return it->second;
     return std::nullopt;
   };
 
@@ -88,7 +102,7 @@ core::Collection SoftwareSource::collect(const core::CollectContext& ctx) {
 
   core::Value ofi = core::Value::map();
   for (const char* dir : kOfiNcclDirs) {
-    for (const auto& n : r.list(dir)) {
+    for (const auto& n : list(r, dir)) {
       if (n.rfind("libnccl-net", 0) == 0 && n.find(".so") != std::string::npos) {
         ofi["path"] = joinPath(dir, n);
         break;

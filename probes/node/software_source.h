@@ -2,9 +2,18 @@
 // Fabric software found on the host (software.*): the EFA installer and driver, libfabric,
 // NCCL, aws-ofi-nccl, rdma-core and the eRDMA driver, from directories, versioned library file
 // names, /sys/module/*/version, the EFA installer's package list and dpkg's status database.
-// Nothing is executed or loaded.
+// Nothing is executed or loaded. The dpkg database and the library directories are read again
+// only when they change (StampedCache): on a real host they are megabytes and thousands of names.
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "core/source.h"
+#include "probes/node/fact_reader.h"
+#include "probes/node/software_parse.h"
+#include "probes/node/stamped_cache.h"
 
 namespace fabricwatch::probes::node {
 
@@ -13,6 +22,18 @@ class SoftwareSource : public core::Source {
   std::string_view name() const override { return "software"; }
   core::Collection collect(const core::CollectContext& ctx) override;
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+
+ private:
+  // A directory's names, sorted; empty when it is missing.
+  const std::vector<std::string>& list(FactReader& r, const char* dir);
+  // The first library whose file name carries a full version ("libnccl.so.2.21.5"): version
+  // and path.
+  std::optional<std::pair<std::string, std::string>> findVersionedLib(FactReader& r,
+                                                                      std::string_view prefix);
+
+  std::string root_;  // the rootfs the caches below hold
+  StampedCache<DpkgVersions> dpkg_;
+  StampedCache<std::vector<std::string>> listings_;
 };
 
 }  // namespace fabricwatch::probes::node

@@ -43,8 +43,13 @@ class CountingStage : public Stage {
  public:
   std::string_view name() const override { return "count"; }
   void apply(Snapshot& s) override {
-    s.violations.push_back(
-        Violation{"p", "r", "warning", "node", "sources=" + std::to_string(s.sources.size()), ""});
+    Violation v;
+    v.pack = "p";
+    v.rule = "r";
+    v.severity = "warning";
+    v.subject = v.metric_subject = "node";
+    v.message = "sources=" + std::to_string(s.sources.size());
+    s.violations.push_back(std::move(v));
   }
 };
 

@@ -10,6 +10,7 @@
 #include "probes/node/gpu_source.h"
 #include "probes/node/kept_file.h"
 #include "probes/node/rdma_source.h"
+#include "probes/node/software_source.h"
 #include "tests/probes/node/fixture_facts.h"
 #include "tests/support/temp_dir.h"
 
@@ -184,6 +185,34 @@ TEST(CollectAgainTest, GpuLinkChangesAndGpusThatGoAway) {
 
   fs::remove(root / ("sys/bus/pci/devices/" + addr));
   EXPECT_EQ(at(gpu.collect({root.path()}).facts, "gpu.count").asInt(), 7);
+}
+
+// dpkg replaces its status file by rename; installing a library changes its directory. Both
+// show on the next collection, though the software source reads neither again while unchanged.
+TEST(CollectAgainTest, SoftwareSeesPackageAndLibraryChanges) {
+  RootCopy root("ib_ndr");
+  SoftwareSource sw;
+  auto before = sw.collect({root.path()}).facts;
+  EXPECT_EQ(at(before, "software.rdma_core.version").asString(), "2307mlnx47-1.2310036");
+  EXPECT_EQ(at(before, "software.nccl.version").asString(), "2.21.5");
+
+  std::string status = root / "var/lib/dpkg/status";
+  std::ifstream in(status);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  size_t at_version = text.find("2307mlnx47-1.2310036");
+  ASSERT_NE(at_version, std::string::npos);
+  text.replace(at_version, 20, "2404mlnx51-1.2404066");
+  rewrite(status + "-new", text);
+  fs::rename(status + "-new", status);
+  std::string lib = root / "usr/lib/x86_64-linux-gnu/";
+  fs::remove(lib + "libnccl.so.2.21.5");
+  rewrite(lib + "libnccl.so.2.23.4", "");
+
+  auto after = sw.collect({root.path()}).facts;
+  EXPECT_EQ(at(after, "software.rdma_core.version").asString(), "2404mlnx51-1.2404066");
+  EXPECT_EQ(at(after, "software.nccl.version").asString(), "2.23.4");
+  fs::remove(status);
+  EXPECT_EQ(sw.collect({root.path()}).facts.findPath("software.rdma_core"), nullptr);
 }
 
 // One source object serving another host root (a test harness, a reload) starts afresh.

@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <thread>
 
@@ -128,6 +129,41 @@ TEST(ServeE2ETest, SighupReloadKeepsRunningConfigWhenTheNewOneIsInvalid) {
   m = d.get("/metrics");
   EXPECT_EQ(sample(m->body, "fabricwatch_config_last_reload_successful"), 1.0);
   EXPECT_EQ(d.get("/readyz")->status, 200) << "facts are carried over a reload";
+}
+
+// The RDMA and GPU sources keep sysfs attributes open (about 600 on the p5 root). A reload
+// builds new sources; the old ones must give their descriptors back, not pile them up.
+TEST(ServeE2ETest, ReloadsGiveKeptDescriptorsBack) {
+  TempDir cfg;  // with a file, a reload builds a new scheduler and new sources
+  std::string file = cfg.write("fw.toml", "[collect.sources.kernel]\ninterval = \"60s\"\n");
+  auto d = startDaemon({"--path.rootfs=" + fixture("p5_efa"), "--config.file=" + file});
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+  auto fds = [&] { return sample(d.get("/metrics")->body, "process_open_fds").value_or(-1); };
+  double before = fds();
+  EXPECT_GT(before, 500) << "the p5 root's attributes are kept open";
+  auto count = [](const std::string& text, const std::string& needle) {
+    size_t n = 0;
+    for (size_t p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+    return n;
+  };
+  const std::string runs = "fabricwatch_source_runs_total{source=\"rdma\"}";
+  auto rdma_runs = [&] { return sample(d.get("/metrics")->body, runs).value_or(-1); };
+  for (size_t i = 1; i <= 3; ++i) {
+    double runs_before = rdma_runs();
+    d.process->signal(SIGHUP);
+    // The new scheduler carries the counts over and runs every source at once.
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while ((count(d.process->stderrText(), "configuration reloaded") < i ||
+            rdma_runs() <= runs_before) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(20ms);
+    }
+    ASSERT_EQ(count(d.process->stderrText(), "configuration reloaded"), i);
+    ASSERT_GT(rdma_runs(), runs_before) << "reload " << i << " ran no new collection";
+  }
+  double after = fds();
+  EXPECT_NEAR(after, before, 4);
 }
 
 TEST(ServeE2ETest, InvalidConfigExitsTwoWithPositionedMessages) {

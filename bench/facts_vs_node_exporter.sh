@@ -22,26 +22,12 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 # Only the rdma source, collected every second; no policies.
-cat > "$tmp/fw.toml" <<TOML
-[collect]
-interval = "1s"
-timeout = "1s"
-jitter = 0.0
-[collect.sources.kernel]
-enabled = false
-[collect.sources.net]
-enabled = false
-[collect.sources.gpu]
-enabled = false
-[collect.sources.memory]
-enabled = false
-[collect.sources.software]
-enabled = false
-[collect.sources.nccl]
-enabled = false
-[policy]
-shipped = false
-TOML
+{
+  printf '[collect]\ninterval = "1s"\ntimeout = "1s"\njitter = 0.0\n[policy]\nshipped = false\n'
+  for s in kernel net gpu memory software nccl; do
+    printf '[collect.sources.%s]\nenabled = false\n' "$s"
+  done
+} > "$tmp/fw.toml"
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 rss_mb() { awk '/VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$1/status"; }

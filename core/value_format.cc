@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <ctime>
 
 namespace fabricwatch::core {
 namespace {
@@ -201,6 +202,15 @@ std::string toYaml(const Value& v) {
   }
   writeYaml(out, v, 0);
   return out;
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
 }
 
 }  // namespace fabricwatch::core

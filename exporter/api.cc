@@ -11,15 +11,6 @@ namespace {
 
 const char* kJson = "application/json";
 
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 core::Value sourcesValue(const core::Snapshot& s) {
   core::Value list = core::Value::list();
   for (const auto& st : s.sources) {
@@ -29,7 +20,7 @@ core::Value sourcesValue(const core::Snapshot& s) {
     v["success"] = st.success;
     v["duration_seconds"] = st.duration_seconds;
     v["read_errors_total"] = st.read_errors_total;
-    if (st.ran) v["last_run"] = rfc3339(st.last_run);
+    if (st.ran) v["last_run"] = core::rfc3339(st.last_run);
     if (!st.last_error.empty()) v["last_error"] = st.last_error;
     list.push(std::move(v));
   }
@@ -75,7 +66,7 @@ HttpResponse factsJson(const core::Snapshot* snap) {
   if (!snap) return notReady();
   core::Value doc = core::Value::map();
   doc["generation"] = snap->generation;
-  doc["published_at"] = rfc3339(snap->published_at);
+  doc["published_at"] = core::rfc3339(snap->published_at);
   doc["complete"] = snap->complete;
   doc["sources"] = sourcesValue(*snap);
   doc["facts"] = snap->facts;
@@ -99,7 +90,7 @@ HttpResponse violationsJson(const core::Snapshot* snap) {
   if (!snap) return notReady();
   core::Value doc = core::Value::map();
   doc["generation"] = snap->generation;
-  doc["published_at"] = rfc3339(snap->published_at);
+  doc["published_at"] = core::rfc3339(snap->published_at);
   doc["violations"] = violationsValue(snap->violations);
   if (const auto* policy = snap->status.find("policy")) doc["policy"] = *policy;
   return {200, kJson, core::toJson(doc) + "\n"};

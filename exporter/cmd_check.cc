@@ -110,7 +110,9 @@ int runCheck(const Args& args) {
     return kExitUsage;
   }
   core::SnapshotStore store;
-  auto sched = buildScheduler(*cfg, store, PipelineOptions{packs});
+  PipelineOptions opts;
+  opts.packs = packs;
+  auto sched = buildScheduler(*cfg, store, opts);
   sched->runOnce();
   auto snap = store.load();
   const core::Value* st = snap->status.find("policy");

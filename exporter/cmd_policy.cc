@@ -25,7 +25,9 @@ core::Result<core::Value> collectFacts(const std::string& rootfs) {
   if (!r.ok()) return core::Error{core::formatAll(r.problems)};
   r.config.host.rootfs = rootfs;
   core::SnapshotStore store;
-  auto sched = buildScheduler(r.config, store, PipelineOptions{nullptr, /*policy=*/false});
+  PipelineOptions opts;
+  opts.policy = false;  // facts only: the caller evaluates
+  auto sched = buildScheduler(r.config, store, opts);
   sched->runOnce();
   return store.load()->facts;
 }

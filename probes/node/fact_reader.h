@@ -54,6 +54,8 @@ class DirReader {
   bool isOpen() const { return fd_ >= 0; }
   const std::string& hostPath() const { return host_path_; }
   int fd() const { return fd_; }
+  // The host root this directory is read under (--path.rootfs).
+  const std::string& root() const { return r_->fs().root(); }
   // `rel` below this directory as a path on this machine (--path.rootfs included).
   std::string realPath(std::string_view rel) const;
   DirReader sub(std::string_view rel) const;

@@ -51,11 +51,6 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
-  if (ctx.rootfs != root_) {
-    functions_.clear();
-    nics_.clear();
-    root_ = ctx.rootfs;
-  }
   DirReader bus = pciBus(r);
   std::vector<Nic*> nics;
   bool nics_read = false;

@@ -46,7 +46,6 @@ class GpuSource : public core::Source {
   static Nic scanNic(FactReader& r, const DirReader& cls, const DirReader& bus,
                      const std::string& name, FileId id);
 
-  std::string root_;                // the rootfs the entries below were scanned under
   ScannedDir<Function> functions_;  // by PCI address
   ScannedDir<Nic> nics_;            // by RDMA device name
 };

@@ -45,10 +45,6 @@ core::Collection RdmaSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
-  if (ctx.rootfs != root_) {
-    devices_.clear();
-    root_ = ctx.rootfs;
-  }
   DirReader cls(r, std::string(kClass));
   std::vector<std::string> names = cls.list();
   // mlx5_2 before mlx5_10, rdmap19s0 before rdmap147s0.

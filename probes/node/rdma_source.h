@@ -21,7 +21,6 @@ class RdmaSource : public core::Source {
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
 
  private:
-  std::string root_;  // the rootfs the devices below were scanned under
   ScannedDir<RdmaDevice> devices_;
 };
 

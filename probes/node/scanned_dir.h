@@ -2,7 +2,8 @@
 // The entries of a sysfs directory (RDMA devices, PCI functions), each scanned once while it
 // lives. An entry is scanned again when its name comes back with a new identity (the device
 // was removed and added again) or when its last scan was incomplete; entries no longer listed
-// are dropped, and with them their kept descriptors.
+// are dropped, and with them their kept descriptors. Read under another host root, it starts
+// afresh.
 
 #include <map>
 #include <optional>
@@ -24,6 +25,10 @@ class ScannedDir {
   template <typename Scan>
   std::vector<Entry*> refresh(const DirReader& dir, const std::vector<std::string>& names,
                               Scan&& scan) {
+    if (dir.root() != root_) {
+      entries_.clear();
+      root_ = dir.root();
+    }
     std::map<std::string, Entry> seen;
     std::vector<Entry*> out;
     out.reserve(names.size());
@@ -43,10 +48,8 @@ class ScannedDir {
     return out;
   }
 
-  // Everything is scanned afresh next time (another host root).
-  void clear() { entries_.clear(); }
-
  private:
+  std::string root_;  // the host root the entries were scanned under
   std::map<std::string, Entry> entries_;
 };
 

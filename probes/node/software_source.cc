@@ -50,11 +50,6 @@ core::Collection SoftwareSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
   FactReader r(fs, c);
-  if (ctx.rootfs != root_) {
-    dpkg_.clear();
-    listings_.clear();
-    root_ = ctx.rootfs;
-  }
   core::Value sw = core::Value::map();
   const DpkgVersions* dpkg = dpkg_.get(fs, "/var/lib/dpkg/status", [&]() {
     auto t = r.text("/var/lib/dpkg/status", 64 << 20);

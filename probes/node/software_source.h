@@ -31,7 +31,6 @@ class SoftwareSource : public core::Source {
   std::optional<std::pair<std::string, std::string>> findVersionedLib(FactReader& r,
                                                                       std::string_view prefix);
 
-  std::string root_;  // the rootfs the caches below hold
   StampedCache<DpkgVersions> dpkg_;
   StampedCache<std::vector<std::string>> listings_;
 };

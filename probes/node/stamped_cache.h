@@ -32,9 +32,14 @@ class StampedCache {
  public:
   // The value for host_path: the cached one while the file is unchanged, else make() ->
   // std::optional<T>. nullptr when the file is missing or make() fails (a failure is not
-  // cached: it is tried again, and its error counted again, next time).
+  // cached: it is tried again, and its error counted again, next time). Read under another
+  // host root, the cache starts afresh.
   template <typename Make>
   const T* get(const core::HostFs& fs, std::string_view host_path, Make&& make) {
+    if (fs.root() != root_) {
+      entries_.clear();
+      root_ = fs.root();
+    }
     std::optional<FileStamp> stamp = fileStamp(fs, host_path);
     auto it = entries_.find(host_path);
     if (!stamp) {
@@ -52,13 +57,12 @@ class StampedCache {
     return &it->second.value;
   }
 
-  void clear() { entries_.clear(); }
-
  private:
   struct Entry {
     FileStamp stamp;
     T value;
   };
+  std::string root_;  // the host root the entries were read under
   std::map<std::string, Entry, std::less<>> entries_;
 };
 

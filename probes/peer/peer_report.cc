@@ -1,21 +1,12 @@
 // PeerProber's read side: the facts, the /api/v1/peers document and the metrics, all copies of
 // the latest results taken under the prober's lock (never a probe).
 #include <chrono>
-#include <ctime>
 
+#include "core/value_format.h"
 #include "probes/peer/peer_prober.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 core::Value tcpValue(const PeerResult& r) {
   core::Value v = core::Value::map();
@@ -141,7 +132,7 @@ core::Value PeerProber::status() const {
   core::Value res = core::Value::list();
   for (const auto& [_, r] : results_) {
     core::Value v = tcpValue(r);
-    v["probed_at"] = rfc3339(r.at);
+    v["probed_at"] = core::rfc3339(r.at);
     if (r.dns) v["dns"] = dnsValue(r);
     res.push(std::move(v));
   }

@@ -101,6 +101,7 @@ workloads:
 )"));
   prepareFacts(f, "roce");
   const core::Value& node = *f.findPath("nccl.settings.NCCL_IB_GID_INDEX");
+  ASSERT_TRUE(node.find("index") && node.find("ports"));
   EXPECT_EQ(node.find("index")->asInt(), 3);
   const auto& ports = node.find("ports")->asList();
   ASSERT_EQ(ports.size(), 2u);  // mlx5_1 port 1 is DOWN: NCCL does not open it

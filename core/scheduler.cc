@@ -138,6 +138,7 @@ void Scheduler::publishLocked() {
   for (auto& slot : slots_) {
     if (slot->status.ran) {
       mergeFacts(snap->facts, slot->last.facts);
+      if (slot->last.metrics) snap->captured_metrics.push_back(slot->last.metrics);
     } else {
       snap->complete = false;
     }
@@ -149,6 +150,11 @@ void Scheduler::publishLocked() {
     snap->renderers.push_back(stage);
   }
   store_.publish(std::move(snap));
+}
+
+void Scheduler::republish() {
+  std::lock_guard lock(publish_mu_);
+  publishLocked();
 }
 
 void Scheduler::loop(Slot& slot) {

@@ -50,6 +50,9 @@ class Scheduler {
   // One-shot mode (`facts`, `check`): runs every source once, concurrently, each bounded by its
   // timeout, then publishes.
   void runOnce();
+  // Publishes a new snapshot from the sources' latest facts without running a source: the
+  // stages apply again (after a pack reload, say) and the result is published at once.
+  void republish();
 
  private:
   struct Slot;

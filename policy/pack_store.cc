@@ -9,7 +9,7 @@ namespace fabricwatch::policy {
 namespace fs = std::filesystem;
 
 PackStore::PackStore(PackStoreOptions opts) : opts_(std::move(opts)) {
-  current_.store(std::make_shared<const PackSet>());
+  current_ = std::make_shared<const PackSet>();
 }
 
 std::string PackStore::fingerprint() const {
@@ -36,7 +36,9 @@ std::vector<core::Diagnostic> PackStore::reload() {
   status_.ok = r.ok();
   if (r.ok()) {
     status_.error.clear();
-    current_.store(std::make_shared<const PackSet>(std::move(r.packs)));
+    auto next = std::make_shared<const PackSet>(std::move(r.packs));
+    std::lock_guard current_lock(current_mu_);
+    current_.swap(next);
   } else {
     ++status_.failures_total;
     status_.error = r.problems.front().format();

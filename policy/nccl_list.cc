@@ -21,6 +21,22 @@ std::string stringField(const core::Value& v, std::string_view key) {
   return f && f->isString() ? f->asString() : std::string();
 }
 
+// Calls fn(device name, device, port, port number) for every port of every named RDMA device.
+template <typename Fn>
+void forEachRdmaPort(const core::Value& facts, Fn fn) {
+  const auto* devs = listAt(facts, "rdma.devices");
+  if (!devs) return;
+  for (const auto& d : *devs) {
+    std::string dev = stringField(d, "name");
+    const core::Value* dp = d.find("ports");
+    if (dev.empty() || !dp || !dp->isList()) continue;
+    for (const auto& p : dp->asList()) {
+      const core::Value* num = p.find("port");
+      fn(dev, d, p, num && num->isInt() ? static_cast<int>(num->asInt()) : -1);
+    }
+  }
+}
+
 void annotateIfname(core::Value& setting, const core::Value& facts) {
   const core::Value* value = setting.find("value");
   if (!value || !value->isString()) return;
@@ -61,23 +77,15 @@ void annotateHca(core::Value& setting, const core::Value& facts) {
     int port;
   };
   std::vector<Named> all;
-  if (const auto* devs = listAt(facts, "rdma.devices")) {
-    for (const auto& d : *devs) {
-      std::string dev = stringField(d, "name");
-      const core::Value* dp = d.find("ports");
-      if (dev.empty() || !dp || !dp->isList()) continue;
-      for (const auto& p : dp->asList()) {
-        const core::Value* num = p.find("port");
-        int port = num && num->isInt() ? static_cast<int>(num->asInt()) : -1;
-        all.push_back({dev, port});
-        if (!ncclSelects(list, dev, port)) continue;
-        matched.push(dev + ":" + std::to_string(port));
-        core::Value entry = p;
-        entry["device"] = dev;
-        ports.push(std::move(entry));
-      }
-    }
-  }
+  forEachRdmaPort(facts,
+                  [&](const std::string& dev, const core::Value&, const core::Value& p, int port) {
+                    all.push_back({dev, port});
+                    if (!ncclSelects(list, dev, port)) return;
+                    matched.push(dev + ":" + std::to_string(port));
+                    core::Value entry = p;
+                    entry["device"] = dev;
+                    ports.push(std::move(entry));
+                  });
   if (!list.exclude) {
     for (const auto& e : list.entries) {
       bool any = false;
@@ -108,15 +116,9 @@ void annotateGidIndex(core::Value& setting, const core::Value* hca, const core::
   const core::Value* hca_value = hca ? hca->find("value") : nullptr;
   NcclList list = parseNcclList(hca_value && hca_value->isString() ? hca_value->asString() : "");
   core::Value ports = core::Value::list();
-  if (const auto* devs = listAt(facts, "rdma.devices")) {
-    for (const auto& d : *devs) {
-      std::string dev = stringField(d, "name");
-      const core::Value* dp = d.find("ports");
-      if (dev.empty() || !dp || !dp->isList()) continue;
-      for (const auto& p : dp->asList()) {
-        const core::Value* num = p.find("port");
-        int port = num && num->isInt() ? static_cast<int>(num->asInt()) : -1;
-        if (!ncclSelects(list, dev, port) || stringField(p, "state") != "ACTIVE") continue;
+  forEachRdmaPort(
+      facts, [&](const std::string& dev, const core::Value& d, const core::Value& p, int port) {
+        if (!ncclSelects(list, dev, port) || stringField(p, "state") != "ACTIVE") return;
         core::Value entry = core::Value::map();
         entry["device"] = dev;
         entry["port"] = port;
@@ -130,9 +132,7 @@ void annotateGidIndex(core::Value& setting, const core::Value* hca, const core::
           }
         }
         ports.push(std::move(entry));
-      }
-    }
-  }
+      });
   setting["ports"] = std::move(ports);
 }
 

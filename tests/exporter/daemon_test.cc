@@ -31,6 +31,20 @@ std::string configText(const std::string& node_name) {
          node_name + "\"\n";
 }
 
+// `fabricwatch serve --config.file=FILE`'s flags and configuration; the flags outlive the
+// daemon, which keeps a reference to them (for reloads).
+struct Serve {
+  FlagSet flags{"test"};
+  config::Config config;
+  explicit Serve(const std::string& file) {
+    addConfigFlags(flags, {.web = true, .policy = true});
+    EXPECT_FALSE(flags.parse({"--config.file=" + file}));
+    config::LoadResult r = loadConfigWithFlags(flags);
+    EXPECT_TRUE(r.ok()) << core::formatAll(r.problems);
+    config = std::move(r.config);
+  }
+};
+
 template <typename Pred>
 bool eventually(Pred pred, std::chrono::milliseconds deadline = 20s) {
   auto end = std::chrono::steady_clock::now() + deadline;
@@ -43,13 +57,8 @@ bool eventually(Pred pred, std::chrono::milliseconds deadline = 20s) {
 
 TEST(DaemonReloadTest, HandlersServeWhileReloadsReplaceTheConfiguration) {
   testing::TempDir dir;
-  std::string file = dir.write("fw.toml", configText("node-0"));
-  FlagSet flags("test");
-  addConfigFlags(flags, {.web = true, .policy = true});
-  ASSERT_FALSE(flags.parse({"--config.file=" + file}));
-  config::LoadResult r = loadConfigWithFlags(flags);
-  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  Daemon daemon(flags, std::move(r.config));
+  Serve serve(dir.write("fw.toml", configText("node-0")));
+  Daemon daemon(serve.flags, serve.config);
   ASSERT_TRUE(daemon.start().ok()) << "cannot start";
   int port = daemon.port();
   ASSERT_GT(port, 0);
@@ -105,12 +114,8 @@ TEST(DaemonStartTest, InvalidPacksAreReportedBeforeTheListenerBinds) {
       dir.write("fw.toml", "[web]\nlisten_address = \"127.0.0.1:" + std::to_string(port) +
                                "\"\n[host]\nrootfs = \"" + testing::fixture("no_rdma") +
                                "\"\n[policy]\npaths = [\"" + bad + "\"]\n");
-  FlagSet flags("test");
-  addConfigFlags(flags, {.web = true, .policy = true});
-  ASSERT_FALSE(flags.parse({"--config.file=" + file}));
-  config::LoadResult r = loadConfigWithFlags(flags);
-  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  Daemon daemon(flags, std::move(r.config));
+  Serve serve(file);
+  Daemon daemon(serve.flags, serve.config);
   core::Status st = daemon.start();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("invalid policy packs"), std::string::npos) << st.message();

@@ -387,6 +387,11 @@ void renderProbes(std::string& h, const core::Snapshot& s) {
          "(--peers, --probe.dns-name or probe.peers_file).</p></section>";
     return;
   }
+  const Value* mesh = probes->find("mesh");
+  const Value* members = mesh ? mesh->find("members") : nullptr;
+  if (probes->asMap().size() == 1 && members && members->isInt() && members->asInt() == 0)
+    h += "<p class=\"card\">No peers: the mesh is off or has found no member yet "
+         "(--peers, --probe.dns-name or probe.peers_file).</p>";
   // The mesh and the echo probe first, then every other kind in name order.
   std::vector<std::string> kinds;
   for (std::string_view k : {"mesh", "tcp"})

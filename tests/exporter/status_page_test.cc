@@ -150,6 +150,16 @@ TEST(StatusPageTest, RendersAProbeKindItHasNeverSeen) {
   EXPECT_NE(h.find("verdict warn\">WARN · fabric failures: 2"), std::string::npos);
 }
 
+TEST(StatusPageTest, SaysWhenThereAreNoPeers) {
+  core::Snapshot s = baseSnapshot();
+  EXPECT_NE(page(s).find("The peer mesh is off"), std::string::npos);
+  s.facts["probes"]["mesh"] = Value::map({{"members", 0}, {"active", 0}});
+  EXPECT_NE(page(s).find("No peers: the mesh is off or has found no member yet"),
+            std::string::npos);
+  s.facts["probes"]["mesh"]["members"] = 3;
+  EXPECT_EQ(page(s).find("No peers"), std::string::npos);
+}
+
 TEST(StatusPageTest, ShowsTheLatestRttOfEachPeer) {
   core::Snapshot s = baseSnapshot();
   Value peer = Value::map({{"address", "10.0.0.2:19737"},

@@ -184,7 +184,8 @@ ChildResult runChild(const ChildSpec& spec) {
   };
 
   while ((res_r.fd >= 0 || out_r.fd >= 0) && !exited) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    // Rounded up: a deadline 0.4 ms away is not past yet.
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       break;

@@ -1,10 +1,12 @@
 #include "probes/nccl/probe_child.h"
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -169,6 +171,8 @@ void testMode(int out) {
 }  // namespace
 
 int runProbeChild() {
+  // An NCCL call that hangs must not outlive the daemon that started it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   int out = resultFd();
   testMode(out);
   ProbeResult res;
@@ -180,6 +184,7 @@ int runProbeChild() {
     writeAll(out, encodeResult(res));
     return 2;
   }
+  if (req->parent > 0 && ::getppid() != req->parent) return 0;  // the daemon is already gone
   auto report = [&] {
     writeAll(out, encodeResult(res));
     return 0;

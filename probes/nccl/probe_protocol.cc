@@ -64,7 +64,7 @@ std::string encodeRequest(const ProbeRequest& r) {
   for (size_t i = 0; i < r.cudart_libraries.size(); ++i)
     o << (i ? "," : "") << r.cudart_libraries[i];
   o << "\nrank=" << r.rank << "\nnranks=" << r.nranks << "\ndevice=" << r.device
-    << "\nunique_id=" << r.unique_id << "\n";
+    << "\nunique_id=" << r.unique_id << "\nparent=" << r.parent << "\n";
   return o.str();
 }
 
@@ -105,6 +105,8 @@ std::optional<ProbeRequest> parseRequest(std::string_view text, std::string& err
       intKey(r.nranks, 1, 65536);
     } else if (k == "device") {
       intKey(r.device, 0, 1023);
+    } else if (k == "parent") {
+      if (!number(v, r.parent) || r.parent < 0) error = "parent: not a PID";
     } else if (k == "unique_id") {
       r.unique_id = std::string(v);
       if (!r.unique_id.empty() && r.unique_id.size() != 256) error = "unique_id: 256 hex digits";

@@ -36,6 +36,9 @@ struct ProbeRequest {
   int nranks = 1;
   int device = 0;
   std::string unique_id;  // 256 hex digits; empty on rank 0: create one
+  // The daemon's PID: the child asks the kernel to kill it when its parent dies, and exits at
+  // once if the parent is already gone (0: not checked).
+  int64_t parent = 0;
 };
 
 struct SizeResult {

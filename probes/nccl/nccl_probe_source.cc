@@ -15,6 +15,7 @@
 #include "core/utf8.h"
 #include "core/value_format.h"
 #include "probes/nccl/gpu_holders.h"
+#include "probes/nccl/log_file.h"
 #include "probes/nccl/log_parse.h"
 #include "probes/nccl/log_verdict.h"
 #include "probes/nccl/probe_protocol.h"
@@ -30,31 +31,10 @@ std::mutex& heavyProbeLock() {
   return m;
 }
 
-// The NCCL log of one run: read whole up to this size (a local run writes a few hundred KiB at
-// most), else its beginning and its end, where the choices and the errors are.
 std::string readLog(const std::string& path) {
-  constexpr off_t kHead = 64 * 1024, kTail = 256 * 1024;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) return "";
-  struct stat st {};
-  std::string out;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-    auto readAt = [&](off_t off, off_t len) {
-      std::string buf(static_cast<size_t>(len), '\0');
-      ssize_t n = ::pread(fd, buf.data(), buf.size(), off);
-      buf.resize(n > 0 ? static_cast<size_t>(n) : 0);
-      return buf;
-    };
-    if (st.st_size <= kHead + kTail) {
-      out = readAt(0, st.st_size);
-    } else {
-      std::string tail = readAt(st.st_size - kTail, kTail);
-      tail.erase(0, tail.find('\n') + 1);  // from the first whole line
-      std::string head = readAt(0, kHead);
-      head.erase(head.rfind('\n') + 1);
-      out = head + tail;
-    }
-  }
+  std::string out = readLogHeadTail(fd);
   ::close(fd);
   return out;
 }

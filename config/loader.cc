@@ -531,8 +531,8 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
   }
   const auto& np = r.config.nccl_probe;
   if (np.sizes.empty() || np.sizes.size() > 16)
-    add({"probe.nccl.sizes"}, "probe.nccl.sizes must list 1 to 16 sizes, not " +
-                                  std::to_string(np.sizes.size()));
+    add({"probe.nccl.sizes"},
+        "probe.nccl.sizes must list 1 to 16 sizes, not " + std::to_string(np.sizes.size()));
   if (np.timeout >= np.interval)
     add({"probe.nccl.timeout", "probe.nccl.interval"},
         "probe.nccl.timeout (" + formatDuration(np.timeout) +

@@ -10,6 +10,7 @@
 #include "exporter/config_flags.h"
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
+#include "exporter/status_page.h"
 #include "probes/peer/peer_setup.h"
 
 namespace fabricwatch::exporter {
@@ -88,7 +89,8 @@ core::Status Daemon::start() {
     std::lock_guard lock(prober_mu_);
     prober_ = *prober;
   }
-  scheduler_ = buildScheduler(config_, store_, PipelineOptions{packs_, true, prober_});
+  scheduler_ = buildScheduler(config_, store_,
+                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -158,7 +160,8 @@ bool Daemon::reload() {
     node_name_ = probes::peer::resolveNodeName(r.config);
   }
   reloadPacks(r.config);
-  auto next = buildScheduler(r.config, store_, PipelineOptions{packs_, true, prober_});
+  auto next = buildScheduler(r.config, store_,
+                             PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

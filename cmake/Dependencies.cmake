@@ -1,6 +1,6 @@
-# Every dependency is a Debian package (scripts/dev installs them). NCCL and CUDA are not among
-# them and nothing links them: the facts find NCCL by its library's file name and read its
-# settings from /etc/nccl.conf and each workload's environment, so any node builds and runs it.
+# Every dependency is a Debian package (scripts/dev installs them). NCCL and CUDA are never
+# linked: the NCCL probe (probes/nccl) dlopen()s them in its child process at run time, so a
+# node without them builds and runs everything else.
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)   # core: metric families and the text serializer

@@ -4,7 +4,9 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/log.h"
@@ -58,7 +60,7 @@ struct Config {
     Duration max_clock_skew{30000};
   } peer;
 
-  // The peer probes: discovery, selection and the TCP/DNS probes of each round.
+  // The peer probes: discovery, selection, the probe kinds, and the tcp and dns kinds' keys.
   struct Probe {
     Duration interval{10000};
     int peers_per_round = 8;
@@ -71,10 +73,19 @@ struct Config {
     Duration connect_timeout{1000};
     Duration echo_timeout{1000};
     Duration dns_timeout{2000};
-    bool dns_probe = true;
     std::string topology_label;  // e.g. "rack" or "rail"
     std::string topology_group;  // this node's group; "" = no topology groups
     int workers = 8;
+
+    // [probe.<kind>]: what every probe kind has (a kind's own keys are fields of their own).
+    struct Kind {
+      std::optional<bool> enabled;  // unset: the kind's default
+    };
+    std::map<std::string, Kind, std::less<>> kinds;
+    bool kindEnabled(std::string_view kind, bool by_default) const {
+      auto it = kinds.find(kind);
+      return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
+    }
 
     // The mesh runs only when some discovery source is configured.
     bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }

@@ -278,8 +278,12 @@ const std::vector<Key>& schema() {
       {"probe.dns_timeout",
        durationKey(milliseconds(10), milliseconds(60000),
                    [](Config& c, Duration d, const std::string&) { c.probe.dns_timeout = d; })},
+      // The older spelling of probe.dns.enabled (which wins when a file sets both).
       {"probe.dns_probe",
-       boolKey([](Config& c, bool v, const std::string&) { c.probe.dns_probe = v; })},
+       boolKey([](Config& c, bool v, const std::string&) { c.probe.kinds["dns"].enabled = v; })},
+      {"probe.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
+         c.probe.kinds[kind].enabled = v;
+       })},
       {"probe.topology_label", stringKey([](Config& c, const std::string& v, const std::string&) {
          c.probe.topology_label = v;
          return std::optional<std::string>();
@@ -364,7 +368,9 @@ class Walker {
           report(pos, "unknown table [" + path + "]");
           continue;
         }
-        if (!checkSourceName(path, pos)) continue;
+        if (!checkName(path, "collect.sources.", "source", opts_.known_sources, pos) ||
+            !checkName(path, "probe.", "probe kind", opts_.known_probe_kinds, pos))
+          continue;
         walk(*node.as_table(), path);
         continue;
       }
@@ -403,16 +409,17 @@ class Walker {
   }
 
  private:
-  bool checkSourceName(const std::string& path, const toml::source_position& pos) {
-    static const std::string kPrefix = "collect.sources.";
-    if (opts_.known_sources.empty() || path.rfind(kPrefix, 0) != 0) return true;
-    std::string name = path.substr(kPrefix.size());
+  // A table under `prefix` names a source or a probe kind: one the binary knows.
+  bool checkName(const std::string& path, const std::string& prefix, const std::string& what,
+                 const std::vector<std::string>& known, const toml::source_position& pos) {
+    if (known.empty() || path.rfind(prefix, 0) != 0) return true;
+    std::string name = path.substr(prefix.size());
     if (name.find('.') != std::string::npos) return true;
-    for (const auto& s : opts_.known_sources)
+    for (const auto& s : known)
       if (s == name) return true;
     std::string list;
-    for (const auto& s : opts_.known_sources) list += (list.empty() ? "" : ", ") + s;
-    report(pos, "unknown source \"" + name + "\" (known: " + list + ")");
+    for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
+    report(pos, "unknown " + what + " \"" + name + "\" (known: " + list + ")");
     return false;
   }
 
@@ -449,6 +456,9 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
               formatDuration(interval) + ")");
     }
   }
+  if (w.position("probe.dns_probe") && w.position("probe.dns.enabled"))
+    add({"probe.dns_probe"},
+        "probe.dns_probe is the older spelling of probe.dns.enabled: set only one of them");
   if (auto err = checkPeerConfig(r.config))
     add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
 }

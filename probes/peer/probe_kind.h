@@ -4,8 +4,8 @@
 // runs in a round, how it probes one peer, and how its results render as facts
 // (probes.<kind>), metrics and its part of /api/v1/peers. The mesh (peer_prober.h) knows no
 // kind by name: it selects peers, runs the kinds that are due, keeps their latest results and
-// hands them back for rendering. Adding a kind is its own files plus one line in kinds.cc
-// (docs/peers.md, "How to add a probe kind").
+// hands them back for rendering. Adding a kind is its own files, its line in kinds.cc and its
+// frame types in frame.h (docs/peers.md, "How to add a probe kind").
 
 #include <atomic>
 #include <chrono>

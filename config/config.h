@@ -60,7 +60,7 @@ struct Config {
     Duration max_clock_skew{30000};
   } peer;
 
-  // The peer probes: discovery, selection, the probe kinds, and the tcp and dns kinds' keys.
+  // The peer probes: discovery, selection, and the keys of the tcp and dns kinds.
   struct Probe {
     Duration interval{10000};
     int peers_per_round = 8;
@@ -77,19 +77,22 @@ struct Config {
     std::string topology_group;  // this node's group; "" = no topology groups
     int workers = 8;
 
-    // [probe.<kind>]: what every probe kind has (a kind's own keys are fields of their own).
+    // The mesh runs only when some discovery source is configured.
+    bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
+  } probe;
+
+  // [probes.<kind>]: the probe kinds, each on or off by name. A kind's own keys are a struct
+  // of its own here (probes.fabric.provider ...).
+  struct Probes {
     struct Kind {
       std::optional<bool> enabled;  // unset: the kind's default
     };
     std::map<std::string, Kind, std::less<>> kinds;
-    bool kindEnabled(std::string_view kind, bool by_default) const {
+    bool enabled(std::string_view kind, bool by_default) const {
       auto it = kinds.find(kind);
       return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
     }
-
-    // The mesh runs only when some discovery source is configured.
-    bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
-  } probe;
+  } probes;
 
   struct Policy {
     // Pack files or directories, loaded after the shipped packs; a pack here replaces a shipped

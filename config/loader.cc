@@ -278,12 +278,9 @@ const std::vector<Key>& schema() {
       {"probe.dns_timeout",
        durationKey(milliseconds(10), milliseconds(60000),
                    [](Config& c, Duration d, const std::string&) { c.probe.dns_timeout = d; })},
-      // The older spelling of probe.dns.enabled (which wins when a file sets both).
+      // The older spelling of probes.dns.enabled.
       {"probe.dns_probe",
-       boolKey([](Config& c, bool v, const std::string&) { c.probe.kinds["dns"].enabled = v; })},
-      {"probe.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
-         c.probe.kinds[kind].enabled = v;
-       })},
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.kinds["dns"].enabled = v; })},
       {"probe.topology_label", stringKey([](Config& c, const std::string& v, const std::string&) {
          c.probe.topology_label = v;
          return std::optional<std::string>();
@@ -294,6 +291,9 @@ const std::vector<Key>& schema() {
        })},
       {"probe.workers",
        intKey(1, 64, [](Config& c, int64_t v) { c.probe.workers = static_cast<int>(v); })},
+      {"probes.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
+         c.probes.kinds[kind].enabled = v;
+       })},
       {"policy.paths",
        stringListKey(
            [](const std::string& p) -> std::optional<std::string> {
@@ -369,7 +369,7 @@ class Walker {
           continue;
         }
         if (!checkName(path, "collect.sources.", "source", opts_.known_sources, pos) ||
-            !checkName(path, "probe.", "probe kind", opts_.known_probe_kinds, pos))
+            !checkName(path, "probes.", "probe kind", opts_.known_probe_kinds, pos))
           continue;
         walk(*node.as_table(), path);
         continue;
@@ -456,9 +456,9 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
               formatDuration(interval) + ")");
     }
   }
-  if (w.position("probe.dns_probe") && w.position("probe.dns.enabled"))
+  if (w.position("probe.dns_probe") && w.position("probes.dns.enabled"))
     add({"probe.dns_probe"},
-        "probe.dns_probe is the older spelling of probe.dns.enabled: set only one of them");
+        "probe.dns_probe is the older spelling of probes.dns.enabled: set only one of them");
   if (auto err = checkPeerConfig(r.config))
     add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
 }

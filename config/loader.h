@@ -15,7 +15,7 @@ namespace fabricwatch::config {
 struct LoadOptions {
   // Source names accepted under [collect.sources.<name>]; empty accepts any name.
   std::vector<std::string> known_sources;
-  // Probe kinds accepted under [probe.<kind>]; empty accepts any name.
+  // Probe kinds accepted under [probes.<kind>]; empty accepts any name.
   std::vector<std::string> known_probe_kinds = {};
 };
 

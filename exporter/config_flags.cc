@@ -40,7 +40,7 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     for (const auto& kind : probes::peer::probeKindNames())
       flags.add(
           "probe." + kind + ".enabled",
-          "Run the " + kind + " probe kind: true or false. Overrides probe." + kind + ".enabled.");
+          "Run the " + kind + " probe kind: true or false. Overrides probes." + kind + ".enabled.");
   }
   if (opts.policy) {
     flags.add("policy.path",
@@ -138,7 +138,7 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     if (!flags.isSet(flag)) continue;
     std::string v = flags.get(flag);
     if (v == "true" || v == "false")
-      r.config.probe.kinds[kind].enabled = v == "true";
+      r.config.probes.kinds[kind].enabled = v == "true";
     else
       problem(flag, "expected true or false, got \"" + v + "\"");
   }

@@ -36,7 +36,7 @@ policy::StageOptions policyStageOptions(const config::Config& cfg);
 
 // Every source name the binary knows, for validating [collect.sources.NAME].
 std::vector<std::string> knownSourceNames();
-// What a configuration may name: those sources and the probe kinds ([probe.KIND]).
+// What a configuration may name: those sources and the probe kinds ([probes.KIND]).
 config::LoadOptions configLoadOptions();
 
 }  // namespace fabricwatch::exporter

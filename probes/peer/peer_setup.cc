@@ -75,7 +75,7 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   std::vector<std::shared_ptr<ProbeKind>> kinds;
   KindSetup setup{cfg, o.node_name, o.secret, p.interval};
   for (const auto& reg : probeKinds()) {
-    if (!p.kindEnabled(reg.name, reg.enabled_by_default)) continue;
+    if (!cfg.probes.enabled(reg.name, reg.enabled_by_default)) continue;
     auto kind = reg.make(setup);
     if (!kind) return core::Error{"probe kind " + reg.name + ": " + kind.error().message};
     if ((*kind)->name() != reg.name)

@@ -100,8 +100,8 @@ class ProbeKind {
  public:
   virtual ~ProbeKind() = default;
 
-  // The kind's name: probes.<name> in the facts, [probe.<name>] in the configuration, the
-  // `kind` of its log lines. Lower case, [a-z0-9_].
+  // The kind's name: probes.<name> in the facts and in the configuration ([probes.<name>],
+  // flag --probe.<name>.enabled). Lower case, [a-z0-9_].
   virtual std::string_view name() const = 0;
   virtual ProbeSchedule schedule() const = 0;
 
@@ -149,7 +149,7 @@ struct KindSetup {
 
 struct KindRegistration {
   std::string name;
-  bool enabled_by_default = true;  // [probe.<name>] enabled = ... and --probe.<name>.enabled
+  bool enabled_by_default = true;  // else [probes.<name>] enabled = true, --probe.<name>.enabled
   std::function<core::Result<std::shared_ptr<ProbeKind>>(const KindSetup&)> make;
 };
 

@@ -140,21 +140,21 @@ TEST(LoaderTest, UnknownSourceIsPositionedWhenSourcesAreKnown) {
 TEST(LoaderTest, ProbeKindsAreTurnedOnAndOffByName) {
   LoadOptions kinds;
   kinds.known_probe_kinds = {"tcp", "dns", "fabric"};
-  auto r =
-      loadConfig("[probe.tcp]\nenabled = false\n[probe.fabric]\nenabled = true\n", "t.toml", kinds);
+  auto r = loadConfig("[probes.tcp]\nenabled = false\n[probes.fabric]\nenabled = true\n", "t.toml",
+                      kinds);
   ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  EXPECT_FALSE(r.config.probe.kindEnabled("tcp", true));
-  EXPECT_TRUE(r.config.probe.kindEnabled("fabric", false));
-  EXPECT_TRUE(r.config.probe.kindEnabled("dns", true)) << "unset: the kind's own default";
-  EXPECT_FALSE(r.config.probe.kindEnabled("nccl", false));
-  EXPECT_EQ(problem("[probe.tpc]\nenabled = true\n", kinds),
-            "1:8: unknown probe kind \"tpc\" (known: tcp, dns, fabric)");
-  // probe.dns_probe is the older spelling of probe.dns.enabled: either, not both.
+  EXPECT_FALSE(r.config.probes.enabled("tcp", true));
+  EXPECT_TRUE(r.config.probes.enabled("fabric", false));
+  EXPECT_TRUE(r.config.probes.enabled("dns", true)) << "unset: the kind's own default";
+  EXPECT_FALSE(r.config.probes.enabled("nccl", false));
+  EXPECT_EQ(problem("[probes.tpc]\nenabled = true\n", kinds),
+            "1:9: unknown probe kind \"tpc\" (known: tcp, dns, fabric)");
+  // probe.dns_probe is the older spelling of probes.dns.enabled: either, not both.
   auto old = loadConfig("[probe]\ndns_probe = false\n", "t.toml");
   ASSERT_TRUE(old.ok());
-  EXPECT_FALSE(old.config.probe.kindEnabled("dns", true));
-  EXPECT_EQ(problem("[probe]\ndns_probe = false\n[probe.dns]\nenabled = false\n"),
-            "2:13: probe.dns_probe is the older spelling of probe.dns.enabled: set only one of "
+  EXPECT_FALSE(old.config.probes.enabled("dns", true));
+  EXPECT_EQ(problem("[probe]\ndns_probe = false\n[probes.dns]\nenabled = false\n"),
+            "2:13: probe.dns_probe is the older spelling of probes.dns.enabled: set only one of "
             "them");
 }
 

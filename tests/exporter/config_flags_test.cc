@@ -21,8 +21,8 @@ config::LoadResult load(const std::vector<std::string>& args) {
 TEST(ConfigFlagsTest, EveryProbeKindIsTurnedOnAndOffByItsOwnFlag) {
   auto r = load({"--probe.dns.enabled=false", "--probe.tcp.enabled", "true"});
   ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  EXPECT_FALSE(r.config.probe.kindEnabled("dns", true));
-  EXPECT_TRUE(r.config.probe.kindEnabled("tcp", false));
+  EXPECT_FALSE(r.config.probes.enabled("dns", true));
+  EXPECT_TRUE(r.config.probes.enabled("tcp", false));
 
   auto bad = load({"--probe.dns.enabled=maybe"});
   ASSERT_EQ(bad.problems.size(), 1u);
@@ -38,7 +38,7 @@ TEST(ConfigFlagsTest, EveryProbeKindIsTurnedOnAndOffByItsOwnFlag) {
                                    }});
   auto extra = load({"--probe.extra.enabled=true"});
   ASSERT_TRUE(extra.ok()) << core::formatAll(extra.problems);
-  EXPECT_TRUE(extra.config.probe.kindEnabled("extra", false));
+  EXPECT_TRUE(extra.config.probes.enabled("extra", false));
 }
 
 }  // namespace

@@ -142,8 +142,8 @@ class ProbeKindTest : public ::testing::Test {
     std::string text = "[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
                        "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" +
                        "connect_timeout = \"500ms\"\necho_timeout = \"500ms\"\n" + "peers = [\"" +
-                       peers + "\"]\n" + "[probe.dns]\nenabled = false\n" +
-                       "[probe.token]\nenabled = " + (token ? "true" : "false") + "\n";
+                       peers + "\"]\n" + "[probes.dns]\nenabled = false\n" +
+                       "[probes.token]\nenabled = " + (token ? "true" : "false") + "\n";
     config::LoadOptions opts;
     opts.known_probe_kinds = probeKindNames();
     auto cfg = config::loadConfig(text, name + ".toml", opts);
@@ -233,7 +233,7 @@ TEST_F(ProbeKindTest, ATestOnlyKindRunsEndToEndThroughTheMesh) {
 TEST_F(ProbeKindTest, KindsAreNamedInTheConfiguration) {
   config::LoadOptions opts;
   opts.known_probe_kinds = probeKindNames();
-  auto r = config::loadConfig("[probe.tokn]\nenabled = true\n", "t.toml", opts);
+  auto r = config::loadConfig("[probes.tokn]\nenabled = true\n", "t.toml", opts);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].line, 1);
   EXPECT_NE(r.problems[0].message.find("unknown probe kind \"tokn\" (known: tcp, dns, token)"),

@@ -8,7 +8,7 @@ run here. The test
    recording rule against that Prometheus, and fails if one never returns data;
 2. injects faults (a port DOWN, a link error counter rising, a flapping link, EFA retransmits,
    a GPU link at x8, a policy violation, a failing source, failed config and policy reloads,
-   a peer cut off, a wrong peer secret, a broken discovery file, a pending member and, when a
+   a peer cut off, a missed secret rotation, a broken discovery file, a pending member and, when a
    private network namespace is available, a DNS failure), asserts through Prometheus' HTTP
    API and the webhook that the matching alerts fire, repairs, and asserts they resolve;
 3. checks that every alert fired at some point, except the two that need a state no live
@@ -476,6 +476,12 @@ class Lab:
         wait_for("Prometheus to scrape all five instances", lambda: len(self.prom.query(
             'up{job="fabricwatch"} == 1')) == len(self.nodes), procs=self.procs)
         self.check_rules_loaded()
+        groups = {r["metric"]["instance"]: r["metric"]["resource_group"]
+                  for r in self.prom.query("fabricwatch_resource_group_info")}
+        for n in self.nodes.values():
+            if groups.get(n.instance) != n.group:
+                raise Failure(f"{n.name}: resource group {groups.get(n.instance)}, expected "
+                              f"{n.group} (the fault plan relies on the fixtures' groups)")
 
     def setup_namespace(self):
         subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -496,14 +502,10 @@ class Lab:
             "receivers": [{"name": "webhook", "webhook_configs": [
                 {"url": f"http://127.0.0.1:{self.webhook.port}/", "send_resolved": True}]}],
         }))
-        os.makedirs(os.path.join(self.tmp, "am-data"))
-        self.procs.start("alertmanager", [
+        self.start_service("alertmanager", port, [
             "prometheus-alertmanager", "--config.file=" + cfg,
-            "--storage.path=" + os.path.join(self.tmp, "am-data"),
-            f"--web.listen-address=127.0.0.1:{port}", "--cluster.listen-address=",
-            "--log.level=warn"])
-        wait_for("Alertmanager to be ready", lambda: http_get(
-            f"http://127.0.0.1:{port}/-/ready")[0] == 200, procs=self.procs)
+            "--storage.path=" + os.path.join(self.tmp, "alertmanager-data"),
+            "--cluster.listen-address=", "--log.level=warn"])
 
     def start_prometheus(self, port, am_port):
         rules = []
@@ -523,12 +525,15 @@ class Lab:
                 {"targets": [n.instance for n in self.nodes.values()],
                  "labels": {"cluster": "e2e"}}]}],
         }))
-        self.procs.start("prometheus", [
+        self.start_service("prometheus", port, [
             "prometheus", "--config.file=" + cfg,
-            "--storage.tsdb.path=" + os.path.join(self.tmp, "prom-data"),
-            f"--web.listen-address=127.0.0.1:{port}", "--rules.alert.resend-delay=1s",
-            "--log.level=warn"])
-        wait_for("Prometheus to be ready", lambda: http_get(
+            "--storage.tsdb.path=" + os.path.join(self.tmp, "prometheus-data"),
+            "--rules.alert.resend-delay=1s", "--log.level=warn"])
+
+    def start_service(self, name, port, argv):
+        """Prometheus or Alertmanager on 127.0.0.1:port, once it answers /-/ready."""
+        self.procs.start(name, argv + [f"--web.listen-address=127.0.0.1:{port}"])
+        wait_for(f"{name} to be ready", lambda: http_get(
             f"http://127.0.0.1:{port}/-/ready")[0] == 200, procs=self.procs)
 
     def check_rules_loaded(self):
@@ -604,8 +609,12 @@ class Lab:
             wait_for(f"{n.name} to reload", lambda: self.procs.log_text(n.name).count(
                 "configuration reloaded") > before, procs=self.procs)
         roce = self.nodes["roce"].peer_address
-        wait_for("the rotated nodes to probe roce again", lambda: len(self.prom.query(
-            f'fabricwatch_probe_tcp_peer_up{{peer="{roce}"}} == 1')) >= 2, procs=self.procs)
+
+        def roce_active(n):
+            doc = json.loads(http_get(f"http://{n.instance}/api/v1/peers")[1])
+            return any(m["address"] == roce and m["state"] == "active" for m in doc["members"])
+        wait_for("the rotated nodes to take roce back as an active member", lambda: all(
+            roce_active(n) for n in others if n.name != "roce"), procs=self.procs)
 
 
     def faults(self):
@@ -732,21 +741,15 @@ class Lab:
     def standing(self):
         """Alerts the unrepaired fixtures (broken, roce's memlock limit) fire all along; checked
         at the end, since roce is stopped during the faults."""
-        broken, roce, ib = self.nodes["broken"], self.nodes["roce"], self.nodes["ib"]
-        return [
-            {"alertname": "FabricwatchRdmaPortNotActive", "instance": broken.instance,
-             "device": "mlx5_3"},
-            {"alertname": "FabricwatchCriticalViolation", "instance": broken.instance,
-             "rule": "gpudirect-rdma"},
-            {"alertname": "FabricwatchCriticalViolation", "instance": roce.instance,
-             "rule": "memlock-sufficient"},
-            {"alertname": "FabricwatchWarningViolation", "instance": broken.instance,
-             "rule": "ib-port-rate"},
-            {"alertname": "FabricwatchRdmaPortRateDegraded", "instance": broken.instance,
-             "device": "mlx5_5"},
-            {"alertname": "FabricwatchNicPcieLinkDegraded", "instance": broken.instance,
-             "device": "mlx5_6"},
-        ]
+        b, r = self.nodes["broken"].instance, self.nodes["roce"].instance
+        return [dict(alertname="Fabricwatch" + name, instance=instance, **labels)
+                for name, instance, labels in [
+                    ("RdmaPortNotActive", b, {"device": "mlx5_3"}),
+                    ("CriticalViolation", b, {"rule": "gpudirect-rdma"}),
+                    ("CriticalViolation", r, {"rule": "memlock-sufficient"}),
+                    ("WarningViolation", b, {"rule": "ib-port-rate"}),
+                    ("RdmaPortRateDegraded", b, {"device": "mlx5_5"}),
+                    ("NicPcieLinkDegraded", b, {"device": "mlx5_6"})]]
 
 
 def run(lab):

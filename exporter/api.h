@@ -1,6 +1,6 @@
 #pragma once
-// The HTTP endpoints besides /metrics: health, readiness, the JSON API and a status page. Each
-// renders the current snapshot; none of them waits for a probe.
+// The HTTP endpoints besides /metrics and the status page (status_page.h): health, readiness and
+// the JSON API. Each renders the current snapshot; none of them waits for a probe.
 
 #include "core/snapshot.h"
 #include "exporter/http_server.h"
@@ -13,7 +13,6 @@ HttpResponse factsJson(const core::Snapshot* snap);
 HttpResponse violationsJson(const core::Snapshot* snap);
 // The violations as the API and `check --format json` list them.
 core::Value violationsValue(const std::vector<core::Violation>& violations);
-HttpResponse statusPage(const core::Snapshot* snap);
 // /api/v1/peers: the mesh's membership, the current round's peers and their latest results
 // (the prober's status document), or disabledPeersStatus() when the mesh is off.
 HttpResponse peersJson(const core::Value& status);

@@ -10,6 +10,7 @@
 #include "exporter/config_flags.h"
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
+#include "exporter/status_page.h"
 #include "probes/peer/peer_setup.h"
 
 namespace fabricwatch::exporter {

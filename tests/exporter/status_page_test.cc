@@ -1,0 +1,200 @@
+// The status page as a pure rendering of one snapshot: the verdict, grouping, escaping, and
+// the generic rendering of probe kinds the page has never heard of.
+#include "exporter/status_page.h"
+
+#include <gtest/gtest.h>
+
+#include "exporter/html.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+using core::Value;
+
+Value listOf(Value v) {
+  Value l = Value::list();
+  l.push(std::move(v));
+  return l;
+}
+
+core::Snapshot baseSnapshot() {
+  core::Snapshot s;
+  s.generation = 7;
+  s.complete = true;
+  s.facts["node"] = Value::map({{"name", "gpu-node-17"}});
+  core::SourceStatus ok;
+  ok.name = "rdma";
+  ok.ran = true;
+  ok.success = true;
+  ok.runs_total = 3;
+  s.sources.push_back(ok);
+  s.status["policy"] = Value::map({{"resource_group", "efa-p5"},
+                                   {"resource_group_origin", "env"},
+                                   {"last_reload_successful", true},
+                                   {"packs", Value::list()},
+                                   {"errors", Value::list()}});
+  return s;
+}
+
+core::Violation violation(std::string severity, std::string rule, std::string remediation) {
+  return core::Violation{"pack", std::move(rule),      std::move(severity),
+                         "node", "message of " + rule, std::move(remediation),
+                         "node"};
+}
+
+std::string page(const core::Snapshot& s) { return statusPage(&s).body; }
+
+TEST(HtmlEscapeTest, EscapesMarkupAndKeepsUtf8Valid) {
+  EXPECT_EQ(htmlEscape("<a href=\"x\">'&'</a>"),
+            "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;");
+  EXPECT_EQ(htmlEscape("µs ✓ 𝄞"), "µs ✓ 𝄞");
+  // A stray continuation byte, a truncated sequence, an overlong '/' and a surrogate.
+  EXPECT_EQ(htmlEscape("a\x80z"), "a\xEF\xBF\xBDz");
+  EXPECT_EQ(htmlEscape("\xE2\x9C"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(htmlEscape("\xC0\xAF"), "\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(htmlEscape("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(htmlEscape(std::string("a\0b\x1b\tc\n", 7)),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD\tc\n");
+}
+
+TEST(StatusPageTest, WithoutSnapshotSaysItIsStarting) {
+  HttpResponse r = statusPage(nullptr);
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
+  EXPECT_NE(r.body.find("class=\"verdict pending\">STARTING"), std::string::npos) << r.body;
+}
+
+TEST(StatusPageTest, IsAStandalonePageForPhones) {
+  std::string h = page(baseSnapshot());
+  EXPECT_NE(h.find("<meta name=\"viewport\""), std::string::npos);
+  EXPECT_NE(h.find("@media (max-width:600px)"), std::string::npos);
+  EXPECT_NE(h.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+  // Nothing loads from elsewhere: no scripts, stylesheets or images at all.
+  for (const char* tag : {"<script", "<link", "<img", "src=", "http://", "https://"})
+    EXPECT_EQ(h.find(tag), std::string::npos) << tag;
+}
+
+TEST(StatusPageTest, VerdictFollowsTheWorstFinding) {
+  core::Snapshot s = baseSnapshot();
+  EXPECT_NE(page(s).find("class=\"verdict ok\">OK · no violations · 1 source healthy"),
+            std::string::npos)
+      << page(s);
+
+  s.complete = false;
+  EXPECT_NE(page(s).find("verdict pending\">STARTING"), std::string::npos);
+  s.complete = true;
+
+  s.sources[0].success = false;
+  s.sources[0].last_error = "timed out";
+  EXPECT_NE(page(s).find("verdict warn\">WARN · source rdma failed"), std::string::npos);
+
+  s.violations.push_back(violation("warning", "w1", "fix w1"));
+  EXPECT_NE(page(s).find("verdict warn\">WARN · 1 warning violation · source rdma failed"),
+            std::string::npos)
+      << page(s);
+
+  s.violations.push_back(violation("critical", "c1", "fix c1"));
+  s.violations.push_back(violation("critical", "c2", ""));
+  EXPECT_NE(page(s).find("verdict fail\">FAIL · 2 critical and 1 warning violations"),
+            std::string::npos)
+      << page(s);
+  EXPECT_NE(page(s).find("<title>FAIL · gpu-node-17 · fabricwatch</title>"), std::string::npos);
+}
+
+TEST(StatusPageTest, GroupsViolationsBySeverityWithTheirRemediation) {
+  core::Snapshot s = baseSnapshot();
+  s.violations.push_back(violation("warning", "w1", "fix w1"));
+  s.violations.push_back(violation("critical", "c1", "fix c1"));
+  s.violations.push_back(violation("info", "i1", "fix i1"));
+  std::string h = page(s);
+  size_t critical = h.find("id=\"severity-critical\">Critical (1)");
+  size_t warning = h.find("id=\"severity-warning\">Warning (1)");
+  size_t info = h.find("id=\"severity-info\">Info (1)");
+  ASSERT_NE(critical, std::string::npos) << h;
+  ASSERT_NE(warning, std::string::npos);
+  ASSERT_NE(info, std::string::npos);
+  EXPECT_LT(critical, warning);
+  EXPECT_LT(warning, info);
+  size_t c1 = h.find("pack/c1");
+  EXPECT_GT(c1, critical);
+  EXPECT_LT(c1, warning);
+  EXPECT_NE(h.find("<b>Fix:</b> fix c1"), std::string::npos);
+}
+
+TEST(StatusPageTest, SaysHowTheResourceGroupWasChosen) {
+  std::string h = page(baseSnapshot());
+  EXPECT_NE(h.find("id=\"resource-group\"><b>efa-p5</b> <span class=\"muted\">(from "
+                   "$FABRICWATCH_RESOURCE_GROUP)"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("id=\"node-name\">gpu-node-17</dd>"), std::string::npos);
+}
+
+TEST(StatusPageTest, RendersAProbeKindItHasNeverSeen) {
+  core::Snapshot s = baseSnapshot();
+  Value peer = Value::map({{"node", "gpu-node-18"},
+                           {"reachable", false},
+                           {"latency_seconds", Value::map({{"p50", 1.5e-6}, {"p99", 0.0042}})},
+                           {"bandwidth_bytes_per_second", 2.5e10},
+                           {"provider", "efa"}});
+  s.facts["probes"]["fabric"] =
+      Value::map({{"failures", 2}, {"provider", "efa"}, {"peers", listOf(peer)}});
+  std::string h = page(s);
+  EXPECT_NE(h.find("<h3 id=\"probe-fabric\">fabric</h3>"), std::string::npos) << h;
+  EXPECT_NE(h.find("<table id=\"probe-fabric-peers\">"), std::string::npos);
+  EXPECT_NE(h.find("<th>latency_seconds.p50</th>"), std::string::npos);
+  EXPECT_NE(h.find("<td>1.5 µs</td>"), std::string::npos);
+  EXPECT_NE(h.find("<td>4.2 ms</td>"), std::string::npos);
+  EXPECT_NE(h.find("<tr class=\"bad\"><td>gpu-node-18</td>"), std::string::npos);
+  EXPECT_NE(h.find("verdict warn\">WARN · fabric failures: 2"), std::string::npos);
+}
+
+TEST(StatusPageTest, SaysWhenThereAreNoPeers) {
+  core::Snapshot s = baseSnapshot();
+  EXPECT_NE(page(s).find("The peer mesh is off"), std::string::npos);
+  s.facts["probes"]["mesh"] = Value::map({{"members", 0}, {"active", 0}});
+  EXPECT_NE(page(s).find("No peers: the mesh is off or has found no member yet"),
+            std::string::npos);
+  s.facts["probes"]["mesh"]["members"] = 3;
+  EXPECT_EQ(page(s).find("No peers"), std::string::npos);
+}
+
+TEST(StatusPageTest, ShowsTheLatestRttOfEachPeer) {
+  core::Snapshot s = baseSnapshot();
+  Value peer = Value::map({{"address", "10.0.0.2:19737"},
+                           {"node", "gpu-node-2"},
+                           {"reachable", true},
+                           {"loss_ratio", 0.0},
+                           {"rtt_seconds", Value::map({{"p50", 2.7e-5}, {"p99", 8.1e-5}})}});
+  s.facts["probes"]["tcp"] =
+      Value::map({{"reachable", 1}, {"unreachable", 0}, {"peers", listOf(peer)}});
+  std::string h = page(s);
+  EXPECT_NE(h.find("<tr><td>gpu-node-2</td><td>10.0.0.2:19737</td><td>yes</td><td>27 µs</td>"
+                   "<td>81 µs</td><td>0 %</td>"),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("OK · no violations · 1 source healthy · 1 peer reachable over tcp"),
+            std::string::npos);
+}
+
+TEST(StatusPageTest, EscapesEveryValueFromHostsPeersAndPacks) {
+  core::Snapshot s = baseSnapshot();
+  const std::string evil = "<script>alert(1)</script>\"'&";
+  const std::string escaped = "&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;";
+  s.facts["node"]["name"] = evil;
+  s.facts["probes"][evil] =
+      Value::map({{evil, Value(evil)}, {"peers", listOf(Value::map({{evil, Value(evil)}}))}});
+  s.sources[0].name = evil;
+  s.sources[0].last_error = evil;
+  s.violations.push_back(core::Violation{evil, evil, evil, evil, evil, evil, "node"});
+  s.status["policy"]["resource_group"] = evil;
+  s.status["policy"]["resource_group_origin"] = evil;
+  std::string h = page(s);
+  EXPECT_EQ(h.find("<script"), std::string::npos) << h;
+  EXPECT_EQ(h.find("alert(1)</"), std::string::npos);
+  EXPECT_NE(h.find(escaped), std::string::npos);
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

@@ -3,6 +3,7 @@
 // docs/configuration.md documents every key; tests keep the two in step.
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -93,6 +94,25 @@ struct Config {
       return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
     }
   } probes;
+
+  // The NCCL probe ([probe.nccl]): a local all-reduce across the node's GPUs in a child process,
+  // rare and never while a training job holds the GPUs. docs/nccl.md.
+  struct NcclProbe {
+    bool enabled = false;
+    Duration interval{30 * 60 * 1000};
+    Duration timeout{3 * 60 * 1000};  // the child's hard limit
+    bool run_at_start = false;        // else the first run is one interval after start
+    std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{256} << 20};
+    int warmup = 5;
+    int iterations = 20;
+    std::string nccl_library = "libnccl.so.2";
+    std::string cudart_library;  // "" = libcudart.so, then .so.13, .so.12, .so.11.0
+    bool skip_when_busy = true;
+    std::vector<std::string> ignore_processes = {"nvidia-persistenced", "nv-hostengine",
+                                                 "dcgm-exporter", "dcgmi", "nvidia-smi"};
+    std::map<std::string, std::string> env;  // [probe.nccl.env]: NCCL_* for the child
+    std::string log_dir;                     // "" = the system temporary directory
+  } nccl_probe;
 
   struct Policy {
     // Pack files or directories, loaded after the shipped packs; a pack here replaces a shipped

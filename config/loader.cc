@@ -2,6 +2,8 @@
 
 #include <toml++/toml.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -121,6 +123,20 @@ Setter stringListKey(std::function<std::optional<std::string>(const std::string&
     apply(c, std::move(out));
     return std::nullopt;
   };
+}
+
+// "256MiB", "1GiB", "4096" -> bytes; nullopt when malformed.
+std::optional<uint64_t> parseByteSize(const std::string& s) {
+  size_t n = 0;
+  while (n < s.size() && std::isdigit(static_cast<unsigned char>(s[n]))) ++n;
+  if (n == 0 || n > 12) return std::nullopt;
+  uint64_t v = std::stoull(s.substr(0, n));
+  static const std::map<std::string, uint64_t> kUnits = {
+      {"", 1},      {"B", 1},        {"KiB", 1ull << 10}, {"MiB", 1ull << 20}, {"GiB", 1ull << 30},
+      {"KB", 1000}, {"MB", 1000000}, {"GB", 1000000000}};
+  auto it = kUnits.find(s.substr(n));
+  if (it == kUnits.end()) return std::nullopt;
+  return v * it->second;
 }
 
 }  // namespace
@@ -291,6 +307,70 @@ const std::vector<Key>& schema() {
        })},
       {"probe.workers",
        intKey(1, 64, [](Config& c, int64_t v) { c.probe.workers = static_cast<int>(v); })},
+      {"probe.nccl.enabled",
+       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.enabled = v; })},
+      {"probe.nccl.interval",
+       durationKey(milliseconds(1000), hours(24 * 7),
+                   [](Config& c, Duration d, const std::string&) { c.nccl_probe.interval = d; })},
+      {"probe.nccl.timeout",
+       durationKey(milliseconds(100), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.nccl_probe.timeout = d; })},
+      {"probe.nccl.run_at_start",
+       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.run_at_start = v; })},
+      {"probe.nccl.sizes", stringListKey(
+                               [](const std::string& v) -> std::optional<std::string> {
+                                 auto b = parseByteSize(v);
+                                 if (!b || *b < 4 || *b > (uint64_t{16} << 30))
+                                   return "size \"" + v +
+                                          "\" must be 4B to 16GiB, e.g. \"1MiB\" or \"256MiB\"";
+                                 return std::nullopt;
+                               },
+                               [](Config& c, std::vector<std::string> v) {
+                                 c.nccl_probe.sizes.clear();
+                                 for (const auto& s : v)
+                                   c.nccl_probe.sizes.push_back(*parseByteSize(s));
+                               })},
+      {"probe.nccl.warmup",
+       intKey(0, 1000, [](Config& c, int64_t v) { c.nccl_probe.warmup = static_cast<int>(v); })},
+      {"probe.nccl.iterations",
+       intKey(1, 10000,
+              [](Config& c, int64_t v) { c.nccl_probe.iterations = static_cast<int>(v); })},
+      {"probe.nccl.nccl_library",
+       stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.nccl_probe.nccl_library = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.nccl.cudart_library",
+       stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.nccl_probe.cudart_library = v;
+         return std::optional<std::string>();
+       })},
+      {"probe.nccl.skip_when_busy",
+       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.skip_when_busy = v; })},
+      {"probe.nccl.ignore_processes",
+       stringListKey([](const std::string&) { return std::optional<std::string>(); },
+                     [](Config& c, std::vector<std::string> v) {
+                       c.nccl_probe.ignore_processes = std::move(v);
+                     })},
+      {"probe.nccl.log_dir", stringKey([](Config& c, const std::string& v,
+                                          const std::string&) -> std::optional<std::string> {
+         if (!v.empty() && v[0] != '/') return "log_dir \"" + v + "\" must be an absolute path";
+         c.nccl_probe.log_dir = v;
+         return std::nullopt;
+       })},
+      {"probe.nccl.env.*", stringKey([](Config& c, const std::string& v,
+                                        const std::string& name) -> std::optional<std::string> {
+         bool ident = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
+           return std::isupper(static_cast<unsigned char>(ch)) ||
+                  std::isdigit(static_cast<unsigned char>(ch)) || ch == '_';
+         });
+         if (!ident)
+           return "environment variable \"" + name + "\" must be upper case (NCCL_IB_HCA)";
+         if (name.rfind("NCCL_DEBUG", 0) == 0)
+           return name + " is set by the probe itself (its log is what it reads)";
+         c.nccl_probe.env[name] = v;
+         return std::nullopt;
+       })},
       {"probes.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
          c.probes.kinds[kind].enabled = v;
        })},
@@ -456,6 +536,14 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
               formatDuration(interval) + ")");
     }
   }
+  const auto& np = r.config.nccl_probe;
+  if (np.sizes.empty() || np.sizes.size() > 16)
+    add({"probe.nccl.sizes"},
+        "probe.nccl.sizes must list 1 to 16 sizes, not " + std::to_string(np.sizes.size()));
+  if (np.timeout >= np.interval)
+    add({"probe.nccl.timeout", "probe.nccl.interval"},
+        "probe.nccl.timeout (" + formatDuration(np.timeout) +
+            ") must be shorter than probe.nccl.interval (" + formatDuration(np.interval) + ")");
   if (w.position("probe.dns_probe") && w.position("probes.dns.enabled"))
     add({"probe.dns_probe"},
         "probe.dns_probe is the older spelling of probes.dns.enabled: set only one of them");

@@ -85,7 +85,24 @@ bool Scheduler::runWithDeadline(Slot& slot) {
     }
   }).detach();
 
-  bool in_time = future.wait_for(slot.schedule.timeout) == std::future_status::ready;
+  // Waited in slices, so that stop() is never held up by a long source (a heavy probe may
+  // run for minutes): a run still going at stop is abandoned like one past its deadline.
+  auto deadline = started + slot.schedule.timeout;
+  bool in_time = false;
+  while (true) {
+    auto left = deadline - Clock::now();
+    auto slice = std::min<Clock::duration>(left, std::chrono::milliseconds(100));
+    if (future.wait_for(std::max(slice, Clock::duration::zero())) == std::future_status::ready) {
+      in_time = true;
+      break;
+    }
+    if (left <= Clock::duration::zero()) break;
+    std::lock_guard lock(stop_mu_);
+    if (stopping_) {
+      slot.pending = std::move(future);
+      return false;
+    }
+  }
   double secs = std::chrono::duration<double>(Clock::now() - started).count();
 
   std::lock_guard lock(publish_mu_);

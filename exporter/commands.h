@@ -19,5 +19,6 @@ int runConfig(const Args& args);
 int runVersion(const Args& args);
 int runCheck(const Args& args);
 int runPolicy(const Args& args);
+int runNcclLog(const Args& args);
 
 }  // namespace fabricwatch::exporter

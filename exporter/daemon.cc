@@ -84,7 +84,8 @@ core::Status Daemon::start() {
     http_.stop();
     return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
   }
-  scheduler_ = buildScheduler(config_, store_, PipelineOptions{packs_, true, prober_});
+  scheduler_ = buildScheduler(config_, store_,
+                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -150,7 +151,8 @@ bool Daemon::reload() {
     prober_ = prober;
   }
   reloadPacks(r.config);
-  auto next = buildScheduler(r.config, store_, PipelineOptions{packs_, true, prober_});
+  auto next = buildScheduler(r.config, store_,
+                             PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

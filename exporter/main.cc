@@ -5,6 +5,8 @@
 #include <map>
 
 #include "exporter/commands.h"
+#include "probes/nccl/probe_child.h"
+#include "probes/nccl/probe_protocol.h"
 
 namespace {
 
@@ -20,7 +22,8 @@ const char* kUsage =
     "  version          print version, revision and build flags\n"
     "  check            collect once, evaluate the policy packs, exit 1 on violations\n"
     "  policy validate  load and compile policy packs; problems as FILE:LINE:COL: message\n"
-    "  policy test      run policy test files (expected violations over given facts)\n\n"
+    "  policy test      run policy test files (expected violations over given facts)\n"
+    "  nccl-log         read an NCCL log: network, NICs, GPUDirect RDMA, transports, verdict\n\n"
     "Run 'fabricwatch COMMAND --help' for a command's flags.\n";
 
 }  // namespace
@@ -28,8 +31,16 @@ const char* kUsage =
 int main(int argc, char** argv) {
   namespace ex = fabricwatch::exporter;
   const std::map<std::string, std::function<int(const Args&)>> commands = {
-      {"serve", ex::runServe},     {"facts", ex::runFacts}, {"config", ex::runConfig},
-      {"version", ex::runVersion}, {"check", ex::runCheck}, {"policy", ex::runPolicy},
+      {"serve", ex::runServe},
+      {"facts", ex::runFacts},
+      {"config", ex::runConfig},
+      {"version", ex::runVersion},
+      {"check", ex::runCheck},
+      {"policy", ex::runPolicy},
+      {"nccl-log", ex::runNcclLog},
+      // Hidden: the NCCL probe's child process (fabricwatch starts itself; never a shell).
+      {std::string(fabricwatch::probes::nccl::kProbeSubcommand),
+       [](const Args&) { return fabricwatch::probes::nccl::runProbeChild(); }},
   };
   if (argc < 2) {
     std::cerr << kUsage;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "probes/nccl/nccl_probe_source.h"
 #include "probes/node/sources.h"
 #include "probes/peer/peer_setup.h"
 #include "probes/peer/peer_source.h"
@@ -50,6 +51,26 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
     sched->addSource(
         std::make_shared<probes::peer::PeerSource>(opts.prober, probes::peer::resolveNodeName(cfg)),
         sc);
+  }
+  if (opts.heavy_probes && cfg.nccl_probe.enabled) {
+    const auto& n = cfg.nccl_probe;
+    probes::nccl::NcclProbeOptions o;
+    o.timeout = n.timeout;
+    o.run_at_start = n.run_at_start;
+    o.sizes = n.sizes;
+    o.warmup = n.warmup;
+    o.iterations = n.iterations;
+    o.nccl_library = n.nccl_library;
+    o.cudart_library = n.cudart_library;
+    o.skip_when_busy = n.skip_when_busy;
+    o.ignore_processes = n.ignore_processes;
+    o.env = n.env;
+    o.log_dir = n.log_dir;
+    // The source's own deadline lies beyond the child's, which the source enforces itself: the
+    // scheduler's is only a backstop (reading the log, a slow reap).
+    auto timeout = std::min<config::Duration>(n.interval, n.timeout + std::chrono::seconds(30));
+    sched->addSource(std::make_shared<probes::nccl::NcclProbeSource>(std::move(o)),
+                     core::Schedule{n.interval, timeout});
   }
   if (opts.policy) {
     auto packs = opts.packs;

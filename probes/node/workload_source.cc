@@ -11,6 +11,7 @@
 #include "probes/node/fact_reader.h"
 #include "probes/node/host_parse.h"
 #include "probes/node/nccl_source.h"
+#include "probes/node/workload_nccl_log.h"
 #include "probes/node/workload_parse.h"
 
 namespace fabricwatch::probes::node {
@@ -83,6 +84,7 @@ core::Value readWorkload(FactReader& r, const std::string& pid, const MappedLibr
       env[k] = v;
     }
     w["env"] = std::move(env);
+    addWorkloadNcclLog(r, pid, *environ, w);
     // NCCL reads NCCL_CONF_FILE, or else ~/.nccl.conf, then /etc/nccl.conf; each only sets
     // variables not set yet. The files are the ones in the process's own root file system.
     std::string home = "/root";

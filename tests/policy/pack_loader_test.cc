@@ -203,7 +203,7 @@ TEST(PackLoaderTest, ShippedPacksAllLoad) {
   ASSERT_TRUE(r.ok()) << problems(r);
   std::vector<std::string> names;
   for (const auto& p : r.packs) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"aws-efa", "baseline", "infiniband",
+  EXPECT_EQ(names, (std::vector<std::string>{"aws-efa", "baseline", "infiniband", "nccl",
                                              "pai-general-erdma", "pai-lingjun"}));
   for (const auto& p : r.packs)
     for (const auto& rule : p.rules)

@@ -1,0 +1,90 @@
+#include "probes/nccl/nccl_api.h"
+
+#include <dlfcn.h>
+
+namespace fabricwatch::probes::nccl {
+namespace {
+
+template <typename F>
+bool resolve(void* lib, const char* name, F& fn, std::string& why, bool optional = false) {
+  fn = reinterpret_cast<F>(::dlsym(lib, name));
+  if (!fn && !optional) {
+    const char* e = ::dlerror();
+    why = std::string("symbol ") + name + " not found" + (e ? std::string(": ") + e : "");
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string CudaApi::error(int code) const {
+  const char* s = getErrorString ? getErrorString(code) : nullptr;
+  return (s ? std::string(s) : "CUDA error") + " (cudaError " + std::to_string(code) + ")";
+}
+
+std::string NcclApi::error(int code) const {
+  const char* s = getErrorString ? getErrorString(code) : nullptr;
+  std::string out =
+      (s ? std::string(s) : "NCCL error") + " (ncclResult " + std::to_string(code) + ")";
+  const char* last = getLastError ? getLastError(nullptr) : nullptr;
+  if (last && *last) out += ": " + std::string(last);
+  return out;
+}
+
+bool loadCuda(const std::vector<std::string>& names, CudaApi& api, std::string& why) {
+  void* lib = nullptr;
+  for (const auto& n : names) {
+    lib = ::dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib) break;
+    const char* e = ::dlerror();
+    why += (why.empty() ? "" : "; ") + std::string(e ? e : n + ": not found");
+  }
+  if (!lib) return false;
+  why.clear();
+  return resolve(lib, "cudaGetDeviceCount", api.getDeviceCount, why) &&
+         resolve(lib, "cudaGetErrorString", api.getErrorString, why) &&
+         resolve(lib, "cudaDriverGetVersion", api.driverGetVersion, why) &&
+         resolve(lib, "cudaRuntimeGetVersion", api.runtimeGetVersion, why) &&
+         resolve(lib, "cudaSetDevice", api.setDevice, why) &&
+         resolve(lib, "cudaMalloc", api.malloc, why) && resolve(lib, "cudaFree", api.free, why) &&
+         resolve(lib, "cudaMemset", api.memset, why) &&
+         resolve(lib, "cudaStreamCreate", api.streamCreate, why) &&
+         resolve(lib, "cudaStreamSynchronize", api.streamSynchronize, why) &&
+         resolve(lib, "cudaStreamDestroy", api.streamDestroy, why);
+}
+
+bool loadNccl(const std::string& name, NcclApi& api, std::string& why) {
+  void* lib = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib) {
+    const char* e = ::dlerror();
+    why = e ? e : name + ": not found";
+    return false;
+  }
+  return resolve(lib, "ncclGetVersion", api.getVersion, why) &&
+         resolve(lib, "ncclGetErrorString", api.getErrorString, why) &&
+         resolve(lib, "ncclGetLastError", api.getLastError, why, /*optional=*/true) &&
+         resolve(lib, "ncclGetUniqueId", api.getUniqueId, why) &&
+         resolve(lib, "ncclCommInitAll", api.commInitAll, why) &&
+         resolve(lib, "ncclCommInitRank", api.commInitRank, why) &&
+         resolve(lib, "ncclCommDestroy", api.commDestroy, why) &&
+         resolve(lib, "ncclCommGetAsyncError", api.commGetAsyncError, why) &&
+         resolve(lib, "ncclAllReduce", api.allReduce, why) &&
+         resolve(lib, "ncclGroupStart", api.groupStart, why) &&
+         resolve(lib, "ncclGroupEnd", api.groupEnd, why);
+}
+
+std::string ncclVersionString(int code) {
+  if (code >= 10000)
+    return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." +
+           std::to_string(code % 100);
+  // Before 2.9: 1000 * major + 100 * minor + patch.
+  return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 100) + "." +
+         std::to_string(code % 100);
+}
+
+std::string cudaVersionString(int code) {
+  return std::to_string(code / 1000) + "." + std::to_string(code % 1000 / 10);
+}
+
+}  // namespace fabricwatch::probes::nccl

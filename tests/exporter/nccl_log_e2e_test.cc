@@ -1,0 +1,63 @@
+// End-to-end: `fabricwatch nccl-log` on the parser's fixtures: the verdict, the exit codes
+// (0 no problem at or above --fail-on, 1 a problem or no NCCL line, 2 usage or read error),
+// JSON output, and standard input.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/support/paths.h"
+#include "tests/support/process.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::testing {
+namespace {
+
+std::string log(const std::string& name) { return fixture("nccl_logs/" + name + ".log"); }
+
+TEST(NcclLogCliE2ETest, HealthyLogExitsZeroWithItsVerdict) {
+  auto r = runCommand({binaryPath(), "nccl-log", log("ib")});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Verdict: OK"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inter-node transport: ib"), std::string::npos);
+  EXPECT_NE(r.out.find("GPUDirect RDMA:       on"), std::string::npos);
+}
+
+TEST(NcclLogCliE2ETest, SocketFallbackExitsOne) {
+  auto r = runCommand({binaryPath(), "nccl-log", log("socket_fallback")});
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("Verdict: PROBLEM"), std::string::npos);
+  EXPECT_NE(r.out.find("critical: inter-node traffic used TCP sockets"), std::string::npos);
+}
+
+TEST(NcclLogCliE2ETest, FailOnDecidesWhetherWarningsFail) {
+  // GPUDirect RDMA off is a warning: it fails only with --fail-on warning.
+  EXPECT_EQ(runCommand({binaryPath(), "nccl-log", log("gdr_disabled")}).exit_code, 0);
+  EXPECT_EQ(
+      runCommand({binaryPath(), "nccl-log", "--fail-on=warning", log("gdr_disabled")}).exit_code,
+      1);
+}
+
+TEST(NcclLogCliE2ETest, JsonFromStandardInput) {
+  TempDir tmp;
+  std::string script = tmp.write("run.sh", "exec \"$1\" nccl-log --format json - < \"$2\"\n");
+  auto r = runCommand({"/bin/sh", script, binaryPath(), log("efa_ofi")});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"]["inter_node_transport"], "efa");
+  EXPECT_EQ(j["ofi"]["provider"], "efa");
+  EXPECT_EQ(j["exit_code"], 0);
+}
+
+TEST(NcclLogCliE2ETest, NoNcclLinesExitsOneAndUsageErrorsTwo) {
+  TempDir tmp;
+  auto empty = runCommand({binaryPath(), "nccl-log", tmp.write("x.log", "nothing here\n")});
+  EXPECT_EQ(empty.exit_code, 1);
+  EXPECT_NE(empty.out.find("Verdict: UNKNOWN"), std::string::npos) << empty.out;
+  EXPECT_EQ(runCommand({binaryPath(), "nccl-log", "/nonexistent.log"}).exit_code, 2);
+  EXPECT_EQ(runCommand({binaryPath(), "nccl-log"}).exit_code, 2);
+  EXPECT_EQ(runCommand({binaryPath(), "nccl-log", "--format=xml", log("ib")}).exit_code, 2);
+  EXPECT_EQ(runCommand({binaryPath(), "nccl-log", tmp.path()}).exit_code, 2) << "a directory";
+}
+
+}  // namespace
+}  // namespace fabricwatch::testing

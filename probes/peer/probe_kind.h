@@ -110,9 +110,10 @@ class ProbeKind {
   // Ends server-side work (sessions, children) at shutdown; the channel has stopped already.
   virtual void stop() {}
 
-  // Client side: probes one peer and returns by ctx.deadline. Runs on the round's workers: a
-  // concurrent kind for several peers at once. Per-peer state a kind caches (a peer's endpoint
-  // name) is valid while ctx.peer.instance stays the same.
+  // Client side: probes one peer and returns by ctx.deadline; null when there is nothing to
+  // probe on it (no result, no series). Runs on the round's workers: a concurrent kind for
+  // several peers at once. Per-peer state a kind caches (a peer's endpoint name) is valid while
+  // ctx.peer.instance stays the same.
   virtual std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) = 0;
   // Folds one run's results into the kind's totals and returns them. Called on the round's
   // thread after each run, and once before the first with no results.

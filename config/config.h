@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/log.h"
@@ -67,7 +69,7 @@ struct Config {
     bool operator==(const Peer&) const = default;
   } peer;
 
-  // The peer probes: discovery, selection and the TCP/DNS probes of each round.
+  // The peer probes: discovery, selection, and the keys of the tcp and dns kinds.
   struct Probe {
     Duration interval{10000};
     int peers_per_round = 8;
@@ -80,7 +82,6 @@ struct Config {
     Duration connect_timeout{1000};
     Duration echo_timeout{1000};
     Duration dns_timeout{2000};
-    bool dns_probe = true;
     std::string topology_label;  // e.g. "rack" or "rail"
     std::string topology_group;  // this node's group; "" = no topology groups
     int workers = 8;
@@ -89,6 +90,21 @@ struct Config {
     bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
     bool operator==(const Probe&) const = default;
   } probe;
+
+  // [probes.<kind>]: the probe kinds, each on or off by name. A kind's own keys are a struct
+  // of its own here (probes.fabric.provider ...).
+  struct Probes {
+    struct Kind {
+      std::optional<bool> enabled;  // unset: the kind's default
+      bool operator==(const Kind&) const = default;
+    };
+    std::map<std::string, Kind, std::less<>> kinds;
+    bool enabled(std::string_view kind, bool by_default) const {
+      auto it = kinds.find(kind);
+      return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
+    }
+    bool operator==(const Probes&) const = default;
+  } probes;
 
   // The NCCL probe ([probe.nccl]): a local all-reduce across the node's GPUs in a child process,
   // rare and never while a training job holds the GPUs. docs/nccl.md.

@@ -294,8 +294,9 @@ const std::vector<Key>& schema() {
       {"probe.dns_timeout",
        durationKey(milliseconds(10), milliseconds(60000),
                    [](Config& c, Duration d, const std::string&) { c.probe.dns_timeout = d; })},
+      // The older spelling of probes.dns.enabled.
       {"probe.dns_probe",
-       boolKey([](Config& c, bool v, const std::string&) { c.probe.dns_probe = v; })},
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.kinds["dns"].enabled = v; })},
       {"probe.topology_label", stringKey([](Config& c, const std::string& v, const std::string&) {
          c.probe.topology_label = v;
          return std::optional<std::string>();
@@ -369,6 +370,9 @@ const std::vector<Key>& schema() {
            return name + " is set by the probe itself (its log is what it reads)";
          c.nccl_probe.env[name] = v;
          return std::nullopt;
+       })},
+      {"probes.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
+         c.probes.kinds[kind].enabled = v;
        })},
       {"policy.paths",
        stringListKey(
@@ -444,7 +448,9 @@ class Walker {
           report(pos, "unknown table [" + path + "]");
           continue;
         }
-        if (!checkSourceName(path, pos)) continue;
+        if (!checkName(path, "collect.sources.", "source", opts_.known_sources, pos) ||
+            !checkName(path, "probes.", "probe kind", opts_.known_probe_kinds, pos))
+          continue;
         walk(*node.as_table(), path);
         continue;
       }
@@ -483,16 +489,17 @@ class Walker {
   }
 
  private:
-  bool checkSourceName(const std::string& path, const toml::source_position& pos) {
-    static const std::string kPrefix = "collect.sources.";
-    if (opts_.known_sources.empty() || path.rfind(kPrefix, 0) != 0) return true;
-    std::string name = path.substr(kPrefix.size());
+  // A table under `prefix` names a source or a probe kind: one the binary knows.
+  bool checkName(const std::string& path, const std::string& prefix, const std::string& what,
+                 const std::vector<std::string>& known, const toml::source_position& pos) {
+    if (known.empty() || path.rfind(prefix, 0) != 0) return true;
+    std::string name = path.substr(prefix.size());
     if (name.find('.') != std::string::npos) return true;
-    for (const auto& s : opts_.known_sources)
+    for (const auto& s : known)
       if (s == name) return true;
     std::string list;
-    for (const auto& s : opts_.known_sources) list += (list.empty() ? "" : ", ") + s;
-    report(pos, "unknown source \"" + name + "\" (known: " + list + ")");
+    for (const auto& s : known) list += (list.empty() ? "" : ", ") + s;
+    report(pos, "unknown " + what + " \"" + name + "\" (known: " + list + ")");
     return false;
   }
 
@@ -537,6 +544,9 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
     add({"probe.nccl.timeout", "probe.nccl.interval"},
         "probe.nccl.timeout (" + formatDuration(np.timeout) +
             ") must be shorter than probe.nccl.interval (" + formatDuration(np.interval) + ")");
+  if (w.position("probe.dns_probe") && w.position("probes.dns.enabled"))
+    add({"probe.dns_probe"},
+        "probe.dns_probe is the older spelling of probes.dns.enabled: set only one of them");
   if (auto err = checkPeerConfig(r.config))
     add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
 }

@@ -15,6 +15,8 @@ namespace fabricwatch::config {
 struct LoadOptions {
   // Source names accepted under [collect.sources.<name>]; empty accepts any name.
   std::vector<std::string> known_sources;
+  // Probe kinds accepted under [probes.<kind>]; empty accepts any name.
+  std::vector<std::string> known_probe_kinds = {};
 };
 
 struct LoadResult {

@@ -27,7 +27,7 @@ int runConfig(const Args& args) {
   }
   int rc = kExitOk;
   for (size_t i = 1; i < args.size(); ++i) {
-    auto r = config::loadConfigFile(args[i], {knownSourceNames()});
+    auto r = config::loadConfigFile(args[i], configLoadOptions());
     if (r.ok()) {
       std::cout << args[i] << ": ok\n";
     } else {

@@ -21,7 +21,7 @@ const char* kPolicyUsage =
 
 // Facts of a fixture root, collected by the node fact sources (as `facts --path.rootfs` does).
 core::Result<core::Value> collectFacts(const std::string& rootfs) {
-  config::LoadResult r = config::loadEmbeddedDefault({knownSourceNames()});
+  config::LoadResult r = config::loadEmbeddedDefault(configLoadOptions());
   if (!r.ok()) return core::Error{core::formatAll(r.problems)};
   r.config.host.rootfs = rootfs;
   core::SnapshotStore store;

@@ -5,6 +5,7 @@
 
 #include "config/duration.h"
 #include "exporter/pipeline.h"
+#include "probes/peer/probe_kind.h"
 
 namespace fabricwatch::exporter {
 
@@ -36,6 +37,10 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
               "File listing mesh members, one HOST:PORT per line. Overrides probe.peers_file.");
     flags.add("probe.interval", "Time between probe rounds, e.g. 10s. Overrides probe.interval.");
     flags.add("probe.peers-per-round", "Peers probed per round. Overrides probe.peers_per_round.");
+    for (const auto& kind : probes::peer::probeKindNames())
+      flags.add(
+          "probe." + kind + ".enabled",
+          "Run the " + kind + " probe kind: true or false. Overrides probes." + kind + ".enabled.");
   }
   if (opts.policy) {
     flags.add("policy.path",
@@ -128,6 +133,15 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     else
       r.config.probe.peers_per_round = k;
   }
+  for (const auto& kind : probes::peer::probeKindNames()) {
+    std::string flag = "probe." + kind + ".enabled";
+    if (!flags.isSet(flag)) continue;
+    std::string v = flags.get(flag);
+    if (v == "true" || v == "false")
+      r.config.probes.kinds[kind].enabled = v == "true";
+    else
+      problem(flag, "expected true or false, got \"" + v + "\"");
+  }
   if (auto err = config::checkPeerConfig(r.config)) problem("peer.secret-file", *err);
   if (flags.isSet("policy.path")) {
     std::vector<std::string> paths;
@@ -163,7 +177,7 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
 }
 
 config::LoadResult loadConfigWithFlags(const FlagSet& flags) {
-  config::LoadOptions opts{knownSourceNames()};
+  config::LoadOptions opts = configLoadOptions();
   config::LoadResult r = flags.isSet("config.file")
                              ? config::loadConfigFile(flags.get("config.file"), opts)
                              : config::loadEmbeddedDefault(opts);

@@ -7,6 +7,7 @@
 #include "probes/node/sources.h"
 #include "probes/peer/peer_setup.h"
 #include "probes/peer/peer_source.h"
+#include "probes/peer/probe_kind.h"
 
 namespace fabricwatch::exporter {
 
@@ -87,6 +88,10 @@ std::vector<std::string> knownSourceNames() {
   auto names = probes::node::nodeSourceNames();
   names.push_back("peer");
   return names;
+}
+
+config::LoadOptions configLoadOptions() {
+  return {knownSourceNames(), probes::peer::probeKindNames()};
 }
 
 }  // namespace fabricwatch::exporter

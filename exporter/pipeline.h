@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/loader.h"
 #include "core/scheduler.h"
 #include "policy/pack_store.h"
 #include "policy/policy_stage.h"
@@ -38,5 +39,7 @@ policy::StageOptions policyStageOptions(const config::Config& cfg);
 
 // Every source name the binary knows, for validating [collect.sources.NAME].
 std::vector<std::string> knownSourceNames();
+// What a configuration may name: those sources and the probe kinds ([probes.KIND]).
+config::LoadOptions configLoadOptions();
 
 }  // namespace fabricwatch::exporter

@@ -55,11 +55,23 @@ struct ChannelServer::Conn {
 };
 
 ChannelServer::ChannelServer(ChannelServerOptions opts)
-    : opts_(std::move(opts)), replay_(opts_.max_clock_skew_ms) {}
+    : opts_(std::move(opts)), replay_(opts_.max_clock_skew_ms) {
+  if (opts_.instance == 0) opts_.instance = randomNonce();
+}
 
 ChannelServer::~ChannelServer() { stop(); }
 
 core::Status ChannelServer::start() {
+  handlers_.clear();
+  handlers_[FrameType::kEchoRequest] = {
+      FrameType::kEchoRequest, FrameType::kEchoReply, 4 + 2 + 253,
+      [this](std::string_view p, const Sender&) { return answerEcho(p); }};
+  for (const auto& h : opts_.handlers) {
+    if (!h.handle || !handlers_.emplace(h.request, h).second)
+      return core::Error{"peer channel: request type " +
+                         std::to_string(static_cast<int>(h.request)) +
+                         " has no handler or more than one"};
+  }
   auto hp = splitHostPort(opts_.listen_address);
   sockaddr_storage ss;
   socklen_t len = 0;
@@ -119,26 +131,48 @@ void ChannelServer::drop(Conn& c, DropReason r) {
                    {{"from", c.address}, {"reason", dropReasonName(r)}});
 }
 
+Answer ChannelServer::answerEcho(std::string_view payload) const {
+  auto req = decodeEchoRequest(payload);
+  if (!req) return Answer::malformed();
+  return Answer::reply(encodeEchoReply({req->seq, opts_.node_name, opts_.group, opts_.instance}));
+}
+
 bool ChannelServer::handleFrame(Conn& c, const Frame& f) {
   if (!replay_.accept(f.timestamp_ms, f.nonce, nowUnixMs())) {
     drop(c, DropReason::kReplay);
     return false;
   }
-  if (f.type != FrameType::kEchoRequest) {
-    drop(c, DropReason::kMalformed);  // no handler for this type (yet)
+  Answer answer;
+  FrameType reply_type = FrameType::kDeclined;
+  if (auto it = handlers_.find(f.type); it == handlers_.end()) {
+    answer = Answer::decline("request type " + std::to_string(static_cast<int>(f.type)) +
+                             " is not served here");
+  } else if (f.payload.size() > it->second.max_request_bytes) {
+    drop(c, DropReason::kOversized);
     return false;
+  } else {
+    answer = it->second.handle(f.payload, Sender{c.address});
+    reply_type = it->second.reply;
   }
-  auto req = decodeEchoRequest(f.payload);
-  if (!req) {
+  if (answer.kind == Answer::Kind::kMalformed) {
     drop(c, DropReason::kMalformed);
     return false;
   }
   frames_++;
   Frame reply;
-  reply.type = FrameType::kEchoReply;
+  reply.type = reply_type;
   reply.timestamp_ms = nowUnixMs();
   reply.nonce = randomNonce();
-  reply.payload = encodeEchoReply({f.nonce, req->seq, opts_.node_name, opts_.group});
+  putU64(reply.payload, f.nonce);  // binds the reply to its request
+  if (answer.kind == Answer::Kind::kDecline) {
+    reply.type = FrameType::kDeclined;
+    reply.payload += encodeDeclined(answer.payload);
+  } else if (answer.payload.size() > kMaxPayload - 8) {
+    reply.type = FrameType::kDeclined;
+    reply.payload += encodeDeclined("reply too large");
+  } else {
+    reply.payload += answer.payload;
+  }
   c.out += encodeFrame(reply, opts_.secret);
   return true;
 }

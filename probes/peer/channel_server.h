@@ -1,31 +1,68 @@
 #pragma once
 // The peer channel listener: one TCP port, one thread, non-blocking sockets under poll(), so
-// no client can stall it. Each connection carries authenticated frames (frame.h); the server
-// answers echo requests and will route rendezvous frames for the fabric and NCCL probes.
+// no client can stall it. Each connection carries authenticated frames (frame.h). The server
+// answers echoes itself (the mesh's hello) and routes every other request type to the handler
+// a probe kind registered for it; a type nobody serves is declined, with the reason.
 //
 // Abuse is dropped and counted by reason: garbage (bad magic), unknown versions, oversized
-// length prefixes, frames failing the HMAC, replays, frames that do not complete in time
-// (slowloris), clients that do not read their replies, and connections beyond the global or
-// per-address limit.
+// length prefixes or requests over their handler's bound, frames failing the HMAC, replays,
+// undecodable payloads, frames that do not complete in time (slowloris), clients that do not
+// read their replies, and connections beyond the global or per-address limit.
 
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <vector>
 
 #include "core/result.h"
 #include "probes/peer/frame.h"
 
 namespace fabricwatch::probes::peer {
 
+// Who sent a request. Its frame passed the HMAC and the replay guard: the sender holds the
+// mesh's secret.
+struct Sender {
+  std::string address;  // the connection's source IP
+};
+
+// A handler's answer: a reply payload; a decline (understood but not served now: busy, off;
+// the reason goes back to the caller); or malformed (the payload does not decode: the
+// connection is dropped and counted, as any other bad frame).
+struct Answer {
+  enum class Kind { kReply, kDecline, kMalformed };
+  Kind kind = Kind::kMalformed;
+  std::string payload;  // the reply, or the reason of a decline
+
+  static Answer reply(std::string payload) { return {Kind::kReply, std::move(payload)}; }
+  static Answer decline(std::string reason) { return {Kind::kDecline, std::move(reason)}; }
+  static Answer malformed() { return {}; }
+};
+
+// One request type served on the channel. Handlers run on the channel's only thread, so they
+// must answer at once: work that takes time (a responder on a fabric endpoint, an NCCL child)
+// runs on a thread the kind owns, bounded in time and sessions, and the handler only starts it
+// (or declines when one is running).
+struct RequestHandler {
+  FrameType request = FrameType::kPrivateFirst;
+  FrameType reply = FrameType::kPrivateFirst;
+  size_t max_request_bytes = 1024;  // longer requests are dropped (oversized), never handled
+  std::function<Answer(std::string_view payload, const Sender& from)> handle;
+};
+
 struct ChannelServerOptions {
   std::string listen_address = ":19737";  // HOST:PORT or :PORT (IPv4 wildcard)
   std::string secret;
   std::string node_name;  // returned in echo replies
   std::string group;      // topology group, returned in echo replies
+  uint64_t instance = 0;  // returned in echo replies; 0: drawn at random at construction
+  std::vector<RequestHandler> handlers;  // the probe kinds' request types
   int max_connections = 64;
   int max_connections_per_address = 16;
   // A frame whose first byte has arrived must be complete within this (slowloris).
@@ -63,10 +100,12 @@ class ChannelServer {
   ChannelServer(const ChannelServer&) = delete;
   ChannelServer& operator=(const ChannelServer&) = delete;
 
-  // Binds and starts the thread; an error means nothing runs.
+  // Binds and starts the thread; an error means nothing runs (also: a request type handled
+  // twice).
   core::Status start();
   void stop();
   int port() const { return port_; }
+  uint64_t instance() const { return opts_.instance; }
   ChannelStats stats() const;
 
  private:
@@ -74,6 +113,7 @@ class ChannelServer {
   void loop();
   void onReadable(Conn& c);
   bool handleFrame(Conn& c, const Frame& f);
+  Answer answerEcho(std::string_view payload) const;
   void drop(Conn& c, DropReason r);
 
   ChannelServerOptions opts_;
@@ -83,6 +123,7 @@ class ChannelServer {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   ReplayGuard replay_;
+  std::map<FrameType, RequestHandler> handlers_;  // by request type; read-only once started
   std::atomic<uint64_t> accepted_{0}, frames_{0}, open_{0};
   std::array<std::atomic<uint64_t>, static_cast<size_t>(DropReason::kCount)> dropped_{};
 };

@@ -1,11 +1,13 @@
 #pragma once
 // The TCP probe's client side: connect (timed), then `samples` authenticated echo round trips
-// on that connection (each timed from send to the verified reply). Failures are classified so
-// that metrics can tell a refused port from a timeout from a peer with another secret.
+// on that connection (each timed from send to the verified reply), over channel_client.h.
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
+
+#include "probes/peer/channel_client.h"
 
 namespace fabricwatch::probes::peer {
 
@@ -17,15 +19,9 @@ struct EchoOptions {
   std::chrono::milliseconds echo_timeout{1000};
 };
 
-enum class EchoFailure {
-  kNone,
-  kTimeout,  // connect or reply did not come in time
-  kRefused,  // nothing listens (RST)
-  kClosed,   // the peer closed the connection (e.g. it rejected our HMAC)
-  kAuth,     // the reply failed verification (another secret, tampering, not ours)
-  kError,    // anything else (unreachable network, bad address ...)
-};
-const char* echoFailureName(EchoFailure f);
+// Echo failures are the channel's (the names are metric label values).
+using EchoFailure = ChannelFailure;
+inline const char* echoFailureName(EchoFailure f) { return channelFailureName(f); }
 
 struct EchoResult {
   bool connected = false;
@@ -36,6 +32,7 @@ struct EchoResult {
   std::string error;
   std::string peer_node;  // the name the peer answered with
   std::string peer_group;
+  uint64_t peer_instance = 0;  // its daemon's instance ID (0: not sent)
 };
 
 // address: numeric "IP:PORT" or "[v6]:PORT" (resolved by the caller).

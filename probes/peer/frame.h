@@ -25,11 +25,19 @@ inline constexpr size_t kHeaderSize = 4 + 1 + 1 + 2 + 4 + 8 + 8;
 inline constexpr size_t kMacSize = 32;
 inline constexpr size_t kMaxPayload = 16 * 1024;  // echo and rendezvous frames are small
 
+// Every frame type of every probe kind is allocated here, so that no two kinds share one: a
+// frame's type is all that routes it to its handler (channel_server.h). A reply's payload starts
+// with the nonce of the request it answers.
 enum class FrameType : uint8_t {
+  // The channel's own. The echo is the mesh's hello (knocks, the tcp probe, who a peer is and
+  // which instance of it runs); kDeclined answers a request that is not served (busy, disabled,
+  // unknown type) with the reason.
   kEchoRequest = 1,
   kEchoReply = 2,
-  // Reserved for the fabric and NCCL probe rendezvous.
-  kRendezvous = 3,
+  kDeclined = 3,
+  // 16..31: the fabric (libfabric) probe. 32..47: the NCCL probe.
+  // 240..255: never sent by fabricwatch itself; free for tests and experiments.
+  kPrivateFirst = 240,
 };
 
 struct Frame {

@@ -1,6 +1,7 @@
 #include "probes/peer/histogram.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace fabricwatch::probes::peer {
@@ -39,6 +40,13 @@ prometheus::MetricFamily histogramFamily(std::string name, std::string help) {
   f.help = std::move(help);
   f.type = prometheus::MetricType::Histogram;
   return f;
+}
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
 }  // namespace fabricwatch::probes::peer

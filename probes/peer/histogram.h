@@ -31,4 +31,7 @@ class Histogram {
 
 prometheus::MetricFamily histogramFamily(std::string name, std::string help);
 
+// Percentile (0..100) of an unsorted sample set by nearest rank; 0 for an empty set.
+double percentile(std::vector<double> v, double p);
+
 }  // namespace fabricwatch::probes::peer

@@ -7,6 +7,8 @@ namespace {
 
 constexpr size_t kMaxName = 253;  // a DNS name at most
 
+}  // namespace
+
 void putString(std::string& out, std::string_view s) {
   s = s.substr(0, kMaxName);
   putU16(out, static_cast<uint16_t>(s.size()));
@@ -21,8 +23,6 @@ bool getString(std::string_view& in, std::string& out) {
   in.remove_prefix(2 + n);
   return true;
 }
-
-}  // namespace
 
 std::string encodeEchoRequest(const EchoRequest& r) {
   std::string out;
@@ -42,21 +42,37 @@ std::optional<EchoRequest> decodeEchoRequest(std::string_view in) {
 
 std::string encodeEchoReply(const EchoReply& r) {
   std::string out;
-  putU64(out, r.request_nonce);
   putU32(out, r.seq);
   putString(out, r.node);
   putString(out, r.group);
+  putU64(out, r.instance);
   return out;
 }
 
 std::optional<EchoReply> decodeEchoReply(std::string_view in) {
   EchoReply r;
-  if (in.size() < 12) return std::nullopt;
-  r.request_nonce = getU64(in.data());
-  r.seq = getU32(in.data() + 8);
-  in.remove_prefix(12);
-  if (!getString(in, r.node) || !getString(in, r.group) || !in.empty()) return std::nullopt;
+  if (in.size() < 4) return std::nullopt;
+  r.seq = getU32(in.data());
+  in.remove_prefix(4);
+  if (!getString(in, r.node) || !getString(in, r.group)) return std::nullopt;
+  if (in.size() == 8) {
+    r.instance = getU64(in.data());
+    in.remove_prefix(8);
+  }
+  if (!in.empty()) return std::nullopt;
   return r;
+}
+
+std::string encodeDeclined(std::string_view reason) {
+  std::string out;
+  putString(out, reason);
+  return out;
+}
+
+std::optional<std::string> decodeDeclined(std::string_view in) {
+  std::string reason;
+  if (!getString(in, reason) || !in.empty()) return std::nullopt;
+  return reason;
 }
 
 }  // namespace fabricwatch::probes::peer

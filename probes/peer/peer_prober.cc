@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 
 #include "core/log.h"
+#include "probes/peer/dns_probe.h"
+#include "probes/peer/echo_client.h"
 #include "probes/peer/frame.h"
 #include "probes/peer/net_util.h"
 #include "probes/peer/selection.h"
@@ -12,13 +13,6 @@
 namespace fabricwatch::probes::peer {
 
 using Clock = std::chrono::steady_clock;
-
-double percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
 
 namespace {
 
@@ -32,12 +26,29 @@ ChannelServerOptions channelOptions(const ProberOptions& o) {
 
 }  // namespace
 
-PeerProber::PeerProber(ProberOptions opts, std::unique_ptr<Membership> membership)
-    : opts_(std::move(opts)), membership_(std::move(membership)), server_(channelOptions(opts_)) {}
+PeerProber::PeerProber(ProberOptions opts, std::unique_ptr<Membership> membership,
+                       std::vector<std::shared_ptr<ProbeKind>> kinds)
+    : opts_(std::move(opts)), membership_(std::move(membership)), server_([&] {
+        ChannelServerOptions c = channelOptions(opts_);
+        for (const auto& k : kinds)
+          for (auto& h : k->handlers()) c.handlers.push_back(std::move(h));
+        return c;
+      }()) {
+  for (auto& k : kinds) {
+    KindState st;
+    st.schedule = k->schedule();
+    st.schedule.every_rounds = std::max<uint64_t>(st.schedule.every_rounds, 1);
+    if (st.schedule.jitter) st.phase = rng_() % st.schedule.every_rounds;
+    st.totals = k->account({});
+    st.kind = std::move(k);
+    kinds_.push_back(std::move(st));
+  }
+  publish();
+}
 
 PeerProber::~PeerProber() { stop(); }
 
-core::Status PeerProber::start() {
+core::Status PeerProber::start(bool rounds) {
   if (opts_.secret.empty()) return core::Error{"the peer channel needs a shared secret"};
   if (auto st = server_.start(); !st) return st;
   {
@@ -45,7 +56,7 @@ core::Status PeerProber::start() {
     stopping_ = false;
   }
   stop_requested_ = false;
-  thread_ = std::thread([this] { loop(); });
+  if (rounds) thread_ = std::thread([this] { loop(); });
   core::log::info("peer", "mesh started",
                   {{"node", opts_.node_name},
                    {"listen", opts_.channel.listen_address},
@@ -67,6 +78,7 @@ void PeerProber::stop() {
   requestStop();
   if (thread_.joinable()) thread_.join();
   server_.stop();
+  for (auto& k : kinds_) k.kind->stop();
 }
 
 void PeerProber::loop() {
@@ -137,6 +149,7 @@ std::set<std::string> PeerProber::knock(const std::vector<std::string>& batch) {
     if (!r.rtt_seconds.empty()) {
       bool self = r.peer_node == opts_.node_name;
       membership_->markAnswered(addr, r.peer_node, r.peer_group, self);
+      if (r.peer_instance) instances_[addr] = r.peer_instance;
       if (!self) answered.insert(addr);
       core::log::info("peer", self ? "recognised self in membership" : "peer answered",
                       {{"address", addr}, {"node", r.peer_node}});
@@ -146,48 +159,38 @@ std::set<std::string> PeerProber::knock(const std::vector<std::string>& batch) {
                        {{"address", addr}, {"error", numeric ? r.error : err}});
     }
   });
-  std::lock_guard lock(mu_);
   knocks_total_ += batch.size();
   knock_failures_total_ += failures;
   return answered;
 }
 
-PeerResult PeerProber::probe(const std::string& address, const std::string& node,
-                             const std::string& group, uint64_t round) {
-  PeerResult pr;
-  pr.address = address;
-  pr.node = node;
-  pr.group = group;
-  pr.round = round;
-  pr.at = std::chrono::system_clock::now();
-  // The DNS probe resolves the peer's own name (an instance ID on the platforms we serve),
-  // else the host part of a listed host name; plain IP endpoints without a name have none.
-  auto hp = splitHostPort(address);
-  if (!pr.node.empty())
-    pr.dns_name = pr.node;
-  else if (hp && !isIpLiteral(hp->host))
-    pr.dns_name = hp->host;
-  if (opts_.dns_probe && !pr.dns_name.empty()) pr.dns = resolveHost(pr.dns_name, opts_.dns_timeout);
+PeerContext PeerProber::context(const PeerInfo& peer) {
+  PeerContext ctx;
+  ctx.peer = peer;
+  ctx.stopping = &stop_requested_;
+  if (auto numeric = numericAddress(peer.address, &ctx.resolve_error)) {
+    ctx.channel_address = *numeric;
+    ctx.resolve_error.clear();
+  }
+  return ctx;
+}
 
-  std::string err;
-  auto numeric = numericAddress(address, &err);
-  if (!numeric) {
-    pr.echo.failure = EchoFailure::kError;
-    pr.echo.error = err;
-    return pr;
+std::shared_ptr<const ProbeResult> PeerProber::probeOne(KindState& k, PeerContext& ctx) {
+  ctx.deadline = Clock::now() + k.schedule.timeout;
+  auto r = k.kind->probe(ctx);
+  if (r && r->identity) {
+    // What this kind learned about the peer holds for the kinds after it.
+    if (!r->identity->node.empty()) {
+      ctx.peer.node = r->identity->node;
+      ctx.peer.group = r->identity->group;
+    }
+    if (r->identity->instance) ctx.peer.instance = r->identity->instance;
   }
-  EchoOptions eo{opts_.secret, opts_.node_name, opts_.samples, opts_.connect_timeout,
-                 opts_.echo_timeout};
-  pr.echo = runEcho(*numeric, eo);
-  pr.reachable = !pr.echo.rtt_seconds.empty();
-  if (!pr.echo.peer_node.empty()) {
-    pr.node = pr.echo.peer_node;
-    pr.group = pr.echo.peer_group;
-  }
-  return pr;
+  return r;
 }
 
 void PeerProber::runRound(uint64_t round) {
+  std::lock_guard round_lock(round_mu_);
   auto t0 = Clock::now();
   auto errors = membership_->refresh(t0);
   for (const auto& e : errors) core::log::warn("peer", "discovery source failed", {{"error", e}});
@@ -206,17 +209,14 @@ void PeerProber::runRound(uint64_t round) {
     (m.state == MemberState::kPending ? pending : active).insert(m.address);
   }
   std::vector<std::string> peers = selectPeers(candidates, self, round, opts_.peers_per_round);
-  {
-    // Peers that failed last time are probed again, so an outage is tracked and its recovery
-    // seen within a round; bounded by k so a broken fleet cannot multiply the probe load.
-    std::lock_guard lock(mu_);
-    int extra = 0;
-    for (const auto& [addr, r] : results_) {
-      if (r.reachable || extra >= opts_.peers_per_round || !active.count(addr)) continue;
-      if (std::find(peers.begin(), peers.end(), addr) == peers.end()) {
-        peers.push_back(addr);
-        ++extra;
-      }
+  // Peers found silent last time are probed again, so an outage is tracked and its recovery
+  // seen within a round; bounded by k so a broken fleet cannot multiply the probe load.
+  int extra = 0;
+  for (const auto& [addr, r] : records_) {
+    if (r.answered != false || extra >= opts_.peers_per_round || !active.count(addr)) continue;
+    if (std::find(peers.begin(), peers.end(), addr) == peers.end()) {
+      peers.push_back(addr);
+      ++extra;
     }
   }
   std::vector<std::string> knocks;
@@ -233,54 +233,119 @@ void PeerProber::runRound(uint64_t round) {
   std::erase_if(peers,
                 [&](const std::string& p) { return pending.count(p) && !answered.count(p); });
 
-  std::map<std::string, std::pair<std::string, std::string>> who;
-  for (const auto& m : membership_->members()) who[m.address] = {m.node, m.group};
   std::shuffle(peers.begin(), peers.end(), rng_);
-  std::vector<PeerResult> results(peers.size());
-  forEachParallel(peers, [&](size_t i, const std::string& addr) {
-    const auto& [node, group] = who[addr];
-    results[i] = probe(addr, node, group, round);
-  });
-  if (stop_requested_) return;  // a partial round is not a result
-  {
-    std::lock_guard lock(mu_);
-    discovery_errors_ = errors;
-    discovery_errors_total_ += errors.size();
-    round_peers_ = peers;
-    std::sort(round_peers_.begin(), round_peers_.end());
+  std::map<std::string, PeerInfo> who;
+  auto now = std::chrono::system_clock::now();
+  for (const auto& m : membership_->members()) {
+    auto it = instances_.find(m.address);
+    who[m.address] = {m.address, m.node, m.group, it == instances_.end() ? 0 : it->second,
+                      round,     now};
   }
-  record(std::move(results), round, std::chrono::duration<double>(Clock::now() - t0).count());
+  std::vector<size_t> due, concurrent, exclusive;
+  for (size_t k = 0; k < kinds_.size(); ++k) {
+    if (round % kinds_[k].schedule.every_rounds != kinds_[k].phase) continue;
+    due.push_back(k);
+    (kinds_[k].schedule.exclusive ? exclusive : concurrent).push_back(k);
+  }
+  std::vector<PeerContext> ctx(peers.size());
+  RoundResults results(kinds_.size(),
+                       std::vector<std::shared_ptr<const ProbeResult>>(peers.size()));
+  forEachParallel(peers, [&](size_t i, const std::string& addr) {
+    ctx[i] = context(who.at(addr));
+    for (size_t k : concurrent) results[k][i] = probeOne(kinds_[k], ctx[i]);
+  });
+  // Exclusive kinds: alone, one peer at a time, while the round's interval has room.
+  for (size_t k : exclusive) {
+    for (size_t i = 0; i < peers.size() && !stop_requested_; ++i) {
+      if (Clock::now() + kinds_[k].schedule.timeout > t0 + opts_.interval) break;
+      results[k][i] = probeOne(kinds_[k], ctx[i]);
+    }
+  }
+  if (stop_requested_) return;  // a partial round is not a result
+  discovery_errors_ = errors;
+  discovery_errors_total_ += errors.size();
+  round_peers_ = peers;
+  std::sort(round_peers_.begin(), round_peers_.end());
+  record(round, due, ctx, results, std::chrono::duration<double>(Clock::now() - t0).count());
 }
 
-void PeerProber::record(std::vector<PeerResult> results, uint64_t round, double seconds) {
+void PeerProber::record(uint64_t round, const std::vector<size_t>& due,
+                        const std::vector<PeerContext>& peers, const RoundResults& results,
+                        double seconds) {
   std::set<std::string> listed;
   for (const auto& m : membership_->members()) listed.insert(m.address);
-  std::lock_guard lock(mu_);
   round_ = round;
   ++rounds_total_;
   last_round_seconds_ = seconds;
-  for (auto& r : results) {
-    ++tcp_probes_total_;
-    tcp_samples_total_ += static_cast<uint64_t>(r.echo.sent);
-    tcp_samples_lost_total_ += static_cast<uint64_t>(r.echo.sent) - r.echo.rtt_seconds.size();
-    if (r.echo.connected) connect_hist_.observe(r.echo.connect_seconds);
-    for (double s : r.echo.rtt_seconds) rtt_hist_.observe(s);
-    if (r.echo.failure != EchoFailure::kNone)
-      tcp_failures_total_[echoFailureName(r.echo.failure)]++;
-    if (r.dns) {
-      ++dns_lookups_total_;
-      if (r.dns->ok) dns_hist_.observe(r.dns->seconds);
-      if (r.dns->timed_out)
-        ++dns_timeouts_total_;
-      else if (!r.dns->ok)
-        ++dns_failures_total_;
+  for (size_t i = 0; i < peers.size(); ++i) {
+    PeerRecord rec{peers[i].peer, std::nullopt};
+    for (const auto& kind_results : results) {
+      const auto& r = kind_results[i];
+      if (r && r->answered) rec.answered = rec.answered.value_or(false) || *r->answered;
     }
-    results_[r.address] = std::move(r);
+    if (rec.peer.instance) instances_[rec.peer.address] = rec.peer.instance;
+    records_[rec.peer.address] = std::move(rec);
   }
-  // Expiry: keep this round's and the previous round's results of members still listed.
-  std::erase_if(results_, [&](const auto& kv) {
-    return kv.second.round + 1 < round || !listed.count(kv.first);
+  for (size_t k : due) {
+    KindState& st = kinds_[k];
+    st.previous_run = st.last_run;
+    st.last_run = round;
+    std::vector<PeerProbe> run;
+    for (size_t i = 0; i < peers.size(); ++i)
+      if (results[k][i]) run.push_back({peers[i].peer, results[k][i]});
+    for (const auto& p : run) st.latest[p.peer.address] = p;
+    st.totals = st.kind->account(run);
+  }
+  for (auto& st : kinds_) {
+    // Expiry: a kind's results of its last two runs, of members still listed.
+    std::erase_if(st.latest, [&](const auto& kv) {
+      return kv.second.peer.round < st.previous_run || !listed.count(kv.first);
+    });
+  }
+  std::erase_if(records_, [&](const auto& kv) {
+    return kv.second.peer.round + 1 < round || !listed.count(kv.first);
   });
+  std::erase_if(instances_, [&](const auto& kv) { return !listed.count(kv.first); });
+  publish();
+}
+
+void PeerProber::publish() {
+  auto v = std::make_shared<MeshView>();
+  v->node_name = opts_.node_name;
+  v->group = opts_.group;
+  v->group_label = opts_.group_label;
+  v->listen_address = opts_.channel.listen_address;
+  v->peers_per_round = opts_.peers_per_round;
+  v->interval = opts_.interval;
+  v->round = round_;
+  v->rounds_total = rounds_total_;
+  v->last_round_seconds = last_round_seconds_;
+  v->round_peers = round_peers_;
+  v->discovery_errors = discovery_errors_;
+  v->discovery_errors_total = discovery_errors_total_;
+  v->knocks_total = knocks_total_;
+  v->knock_failures_total = knock_failures_total_;
+  for (const auto& [_, r] : records_) v->peers.push_back(r);
+  for (const auto& k : kinds_) {
+    KindView kv{k.kind, {}, k.totals};
+    for (const auto& [_, p] : k.latest) kv.results.push_back(p);
+    v->kinds.push_back(std::move(kv));
+  }
+  std::lock_guard lock(mu_);
+  published_ = std::move(v);
+}
+
+std::shared_ptr<const MeshView> PeerProber::view() const {
+  std::shared_ptr<const MeshView> round;
+  {
+    std::lock_guard lock(mu_);
+    round = published_;
+  }
+  auto v = std::make_shared<MeshView>(*round);
+  v->members = membership_->members();
+  v->channel = server_.stats();
+  v->port = server_.port();
+  return v;
 }
 
 }  // namespace fabricwatch::probes::peer

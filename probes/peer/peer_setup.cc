@@ -65,15 +65,25 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   o.channel.max_clock_skew_ms = static_cast<uint64_t>(cfg.peer.max_clock_skew.count());
   o.interval = p.interval;
   o.peers_per_round = p.peers_per_round;
-  o.samples = p.samples_per_peer;
   // A probe never outlives its round: timeouts are capped at half the interval.
   auto cap = std::max(p.interval / 2, config::Duration(10));
   o.connect_timeout = std::min(p.connect_timeout, cap);
   o.echo_timeout = std::min(p.echo_timeout, cap);
   o.dns_timeout = std::min(p.dns_timeout, cap);
-  o.dns_probe = p.dns_probe;
   o.workers = p.workers;
-  return std::make_shared<PeerProber>(std::move(o), std::move(membership));
+
+  std::vector<std::shared_ptr<ProbeKind>> kinds;
+  KindSetup setup{cfg, o.node_name, o.secret, p.interval};
+  for (const auto& reg : probeKinds()) {
+    if (!cfg.probes.enabled(reg.name, reg.enabled_by_default)) continue;
+    auto kind = reg.make(setup);
+    if (!kind) return core::Error{"probe kind " + reg.name + ": " + kind.error().message};
+    if ((*kind)->name() != reg.name)
+      return core::Error{"probe kind " + reg.name + " calls itself " +
+                         std::string((*kind)->name())};
+    kinds.push_back(std::move(*kind));
+  }
+  return std::make_shared<PeerProber>(std::move(o), std::move(membership), std::move(kinds));
 }
 
 }  // namespace fabricwatch::probes::peer

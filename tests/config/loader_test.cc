@@ -166,6 +166,27 @@ TEST(LoaderTest, UnknownSourceIsPositionedWhenSourcesAreKnown) {
             "1:18: unknown source \"rdmaa\" (known: kernel, rdma)");
 }
 
+TEST(LoaderTest, ProbeKindsAreTurnedOnAndOffByName) {
+  LoadOptions kinds;
+  kinds.known_probe_kinds = {"tcp", "dns", "fabric"};
+  auto r = loadConfig("[probes.tcp]\nenabled = false\n[probes.fabric]\nenabled = true\n", "t.toml",
+                      kinds);
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  EXPECT_FALSE(r.config.probes.enabled("tcp", true));
+  EXPECT_TRUE(r.config.probes.enabled("fabric", false));
+  EXPECT_TRUE(r.config.probes.enabled("dns", true)) << "unset: the kind's own default";
+  EXPECT_FALSE(r.config.probes.enabled("nccl", false));
+  EXPECT_EQ(problem("[probes.tpc]\nenabled = true\n", kinds),
+            "1:9: unknown probe kind \"tpc\" (known: tcp, dns, fabric)");
+  // probe.dns_probe is the older spelling of probes.dns.enabled: either, not both.
+  auto old = loadConfig("[probe]\ndns_probe = false\n", "t.toml");
+  ASSERT_TRUE(old.ok());
+  EXPECT_FALSE(old.config.probes.enabled("dns", true));
+  EXPECT_EQ(problem("[probe]\ndns_probe = false\n[probes.dns]\nenabled = false\n"),
+            "2:13: probe.dns_probe is the older spelling of probes.dns.enabled: set only one of "
+            "them");
+}
+
 TEST(LoaderTest, SyntaxErrorIsPositioned) {
   auto r = loadConfig("[web]\nthreads = = 4\n", "t.toml");
   ASSERT_EQ(r.problems.size(), 1u);

@@ -12,6 +12,7 @@
 #include "probes/peer/membership.h"
 #include "probes/peer/peer_prober.h"
 #include "probes/peer/peer_source.h"
+#include "probes/peer/tcp_kind.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::exporter {
@@ -41,9 +42,10 @@ std::shared_ptr<probes::peer::PeerProber> makeProber() {
   o.secret = "snapshot-collector-test-secret";
   o.channel.listen_address = "127.0.0.1:0";
   o.interval = 1h;  // rounds are driven by the test
-  o.dns_probe = false;
   return std::make_shared<probes::peer::PeerProber>(
-      o, std::make_unique<probes::peer::Membership>(std::move(sources), 0ms));
+      o, std::make_unique<probes::peer::Membership>(std::move(sources), 0ms),
+      std::vector<std::shared_ptr<probes::peer::ProbeKind>>{
+          probes::peer::makeTcpKind({o.secret, o.node_name, 3, 300ms, 300ms})});
 }
 
 TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) {

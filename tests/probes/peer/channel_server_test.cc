@@ -8,6 +8,7 @@
 
 #include <thread>
 
+#include "probes/peer/channel_client.h"
 #include "probes/peer/echo_client.h"
 #include "probes/peer/messages.h"
 
@@ -215,6 +216,69 @@ TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
   EXPECT_FALSE(refused.connected);
   EchoResult bad = runEcho("not-an-address", o);
   EXPECT_EQ(bad.failure, EchoFailure::kError);
+}
+
+constexpr auto kPing = static_cast<FrameType>(static_cast<int>(FrameType::kPrivateFirst));
+constexpr auto kPong = static_cast<FrameType>(static_cast<int>(FrameType::kPrivateFirst) + 1);
+
+// A kind's request handler: "ping" is answered with who asked, "busy" declined, the rest is
+// malformed.
+RequestHandler pingHandler() {
+  return {kPing, kPong, 8, [](std::string_view p, const Sender& from) {
+            if (p == "ping") return Answer::reply("pong from " + from.address);
+            if (p == "busy") return Answer::decline("busy with another session");
+            return Answer::malformed();
+          }};
+}
+
+CallResult call(int port, std::string_view payload, FrameType type = kPing) {
+  ChannelClient c(kSecret);
+  CallResult r = c.connect("127.0.0.1:" + std::to_string(port), 1000ms);
+  return r.failure == ChannelFailure::kNone ? c.call(type, payload, kPong, 1000ms) : r;
+}
+
+TEST_F(ChannelServerTest, RoutesAKindsRequestsToItsHandler) {
+  opts_.handlers.push_back(pingHandler());
+  start();
+  CallResult r = call(server_->port(), "ping");
+  EXPECT_TRUE(r.ok()) << r.error;
+  EXPECT_EQ(r.payload, "pong from 127.0.0.1");
+  CallResult busy = call(server_->port(), "busy");
+  EXPECT_EQ(busy.failure, ChannelFailure::kNone);
+  EXPECT_EQ(busy.declined, "busy with another session");
+  EXPECT_TRUE(eventually([&] { return server_->stats().frames == 2; }));
+  // The echo still answers beside it, with this instance's ID.
+  EXPECT_NE(echo().peer_instance, 0u);
+  EXPECT_EQ(echo().peer_instance, server_->instance());
+}
+
+TEST_F(ChannelServerTest, DeclinesRequestTypesItDoesNotServe) {
+  start();
+  CallResult r = call(server_->port(), "ping");
+  EXPECT_EQ(r.failure, ChannelFailure::kNone) << r.error;
+  EXPECT_EQ(r.declined, "request type 240 is not served here");
+}
+
+TEST_F(ChannelServerTest, RequestsOverTheirHandlersBoundAreDroppedUnread) {
+  opts_.handlers.push_back(pingHandler());
+  start();
+  CallResult r = call(server_->port(), "ping-ping");  // 9 bytes, the handler takes 8
+  EXPECT_EQ(r.failure, ChannelFailure::kClosed);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kOversized) == 1; }));
+  CallResult m = call(server_->port(), "pang");
+  EXPECT_EQ(m.failure, ChannelFailure::kClosed);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kMalformed) == 1; }));
+  EXPECT_EQ(server_->stats().frames, 0u);
+}
+
+TEST_F(ChannelServerTest, ARequestTypeHasOneHandler) {
+  opts_.handlers = {pingHandler(), pingHandler()};
+  ChannelServer twice(opts_);
+  EXPECT_FALSE(twice.start());
+  opts_.handlers = {pingHandler()};
+  opts_.handlers[0].request = FrameType::kEchoRequest;  // the channel's own
+  ChannelServer echo(opts_);
+  EXPECT_FALSE(echo.start());
 }
 
 }  // namespace

@@ -104,17 +104,27 @@ TEST(ReplayGuardTest, BoundedMemoryNeverReopensTheWindow) {
 }
 
 TEST(MessagesTest, EchoReplyRoundTripAndRejectsTrailingBytes) {
-  EchoReply r{42, 3, "node-b", "rack-7"};
+  EchoReply r{3, "node-b", "rack-7", 0x1234};
   std::string p = encodeEchoReply(r);
   auto d = decodeEchoReply(p);
   ASSERT_TRUE(d);
-  EXPECT_EQ(d->request_nonce, 42u);
   EXPECT_EQ(d->seq, 3u);
   EXPECT_EQ(d->node, "node-b");
   EXPECT_EQ(d->group, "rack-7");
+  EXPECT_EQ(d->instance, 0x1234u);
   EXPECT_FALSE(decodeEchoReply(p + "x"));
   EXPECT_FALSE(decodeEchoReply(p.substr(0, p.size() - 1)));
   EXPECT_FALSE(decodeEchoRequest("\x01"));
+  // A reply from before instance IDs still decodes, with an unknown instance.
+  auto old = decodeEchoReply(p.substr(0, p.size() - 8));
+  ASSERT_TRUE(old);
+  EXPECT_EQ(old->instance, 0u);
+}
+
+TEST(MessagesTest, DeclinedCarriesItsReason) {
+  EXPECT_EQ(decodeDeclined(encodeDeclined("busy")), "busy");
+  EXPECT_FALSE(decodeDeclined(encodeDeclined("busy") + "x"));
+  EXPECT_EQ(decodeDeclined(encodeDeclined(std::string(1000, 'r')))->size(), 253u);
 }
 
 }  // namespace

@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <set>
+
 #include "config/loader.h"
 #include "core/value_format.h"
 #include "probes/peer/peer_prober.h"
 #include "probes/peer/peer_setup.h"
 #include "probes/peer/peer_source.h"
+#include "probes/peer/tcp_kind.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::probes::peer {
@@ -24,12 +28,11 @@ std::unique_ptr<PeerProber> makeProber(const std::string& name, std::vector<std:
   o.channel.listen_address = "127.0.0.1:0";
   o.interval = 1h;  // rounds are driven by the test
   o.peers_per_round = 8;
-  o.samples = 3;
   o.connect_timeout = 300ms;
   o.echo_timeout = 300ms;
-  o.dns_probe = false;
   return std::make_unique<PeerProber>(
-      o, std::make_unique<Membership>(std::move(sources), std::chrono::milliseconds(0)));
+      o, std::make_unique<Membership>(std::move(sources), std::chrono::milliseconds(0)),
+      std::vector<std::shared_ptr<ProbeKind>>{makeTcpKind({secret, name, 3, 300ms, 300ms})});
 }
 
 // Builds three servers first (to learn their ports), then the probers that list them.
@@ -89,11 +92,13 @@ TEST(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
   a->renderMetrics(fams);
   std::set<std::string> names;
   for (const auto& f : fams) names.insert(f.name);
-  for (const char* n :
-       {"fabricwatch_peer_members", "fabricwatch_probe_tcp_rtt_seconds",
-        "fabricwatch_probe_tcp_failures_total", "fabricwatch_probe_tcp_peer_up",
-        "fabricwatch_peer_channel_dropped_total", "fabricwatch_probe_dns_resolve_seconds"})
+  for (const char* n : {"fabricwatch_peer_members", "fabricwatch_probe_tcp_rtt_seconds",
+                        "fabricwatch_probe_tcp_failures_total", "fabricwatch_probe_tcp_peer_up",
+                        "fabricwatch_peer_channel_dropped_total"})
     EXPECT_TRUE(names.count(n)) << n;
+  // A kind that is off renders nothing: no facts, no zero-valued families.
+  EXPECT_FALSE(names.count("fabricwatch_probe_dns_resolve_seconds"));
+  EXPECT_EQ(facts.findPath("probes.dns"), nullptr);
   a->stop();
 }
 
@@ -107,7 +112,8 @@ TEST(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
   sources.push_back(std::make_unique<StaticSource>(std::vector<std::string>{self}));
   ProberOptions o = a->options();
   o.channel.listen_address = self;
-  PeerProber p(o, std::make_unique<Membership>(std::move(sources), 0ms));
+  PeerProber p(o, std::make_unique<Membership>(std::move(sources), 0ms),
+               {makeTcpKind({o.secret, o.node_name})});
   ASSERT_TRUE(p.start());
   p.runRound(5);
   core::Value st = p.status();
@@ -132,6 +138,97 @@ TEST(PeerProberTest, WrongSecretNeverBecomesActive) {
   EXPECT_EQ(a->facts().findPath("probes.mesh.pending")->asInt(), 1);
   EXPECT_EQ(b.stats().dropped[static_cast<size_t>(DropReason::kAuth)], 2u);
   a->stop();
+}
+
+// A heavy kind: every third round, with a per-node phase, alone. It records the rounds it
+// ran in and whether any other probe ran at the same time.
+std::atomic<int> g_in_flight{0};
+
+class CountedTcp : public ProbeKind {
+ public:
+  explicit CountedTcp(std::shared_ptr<ProbeKind> tcp) : tcp_(std::move(tcp)) {}
+  std::string_view name() const override { return "tcp"; }
+  ProbeSchedule schedule() const override { return tcp_->schedule(); }
+  std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) override {
+    g_in_flight++;
+    auto r = tcp_->probe(ctx);
+    g_in_flight--;
+    return r;
+  }
+  std::shared_ptr<const ProbeTotals> account(const std::vector<PeerProbe>& run) override {
+    return tcp_->account(run);
+  }
+  core::Value facts(const KindView& v) const override { return tcp_->facts(v); }
+  void metrics(const KindView& v, core::MetricFamilies& out) const override {
+    tcp_->metrics(v, out);
+  }
+  void peerStatus(const PeerProbe& p, core::Value& e) const override { tcp_->peerStatus(p, e); }
+
+ private:
+  std::shared_ptr<ProbeKind> tcp_;
+};
+
+class HeavyKind : public ProbeKind {
+ public:
+  std::string_view name() const override { return "heavy"; }
+  ProbeSchedule schedule() const override {
+    return {.every_rounds = 3, .jitter = true, .exclusive = true, .timeout = 1s};
+  }
+  std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) override {
+    if (++g_in_flight != 1) alone = false;
+    rounds.insert(ctx.peer.round);
+    instances.insert(ctx.peer.instance);
+    g_in_flight--;
+    return std::make_shared<ProbeResult>();
+  }
+  core::Value facts(const KindView& v) const override {
+    core::Value peers = core::Value::list();
+    for (const auto& p : v.results) peers.push(core::Value::map({{"round", p.peer.round}}));
+    return core::Value::map({{"peers", std::move(peers)}});
+  }
+  void metrics(const KindView&, core::MetricFamilies&) const override {}
+  void peerStatus(const PeerProbe&, core::Value&) const override {}
+
+  std::set<uint64_t> rounds, instances;  // the round thread only
+  bool alone = true;
+};
+
+TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = kSecret;
+  std::vector<std::unique_ptr<ChannelServer>> servers;
+  std::vector<std::string> addrs;
+  for (const char* n : {"b", "c", "d"}) {
+    so.node_name = n;
+    servers.push_back(std::make_unique<ChannelServer>(so));
+    ASSERT_TRUE(servers.back()->start());
+    addrs.push_back("127.0.0.1:" + std::to_string(servers.back()->port()));
+  }
+  auto base = makeProber("a", addrs);
+  std::vector<std::unique_ptr<MembershipSource>> sources;
+  sources.push_back(std::make_unique<StaticSource>(addrs));
+  auto heavy = std::make_shared<HeavyKind>();
+  PeerProber a(base->options(), std::make_unique<Membership>(std::move(sources), 0ms),
+               {std::make_shared<CountedTcp>(makeTcpKind({kSecret, "a", 3, 300ms, 300ms})), heavy});
+  ASSERT_TRUE(a.start(/*rounds=*/false));
+  std::vector<size_t> heavy_results;
+  for (uint64_t round = 1; round <= 9; ++round) {
+    a.runRound(round);
+    heavy_results.push_back(a.facts().findPath("probes.heavy.peers")->asList().size());
+  }
+  // Once in every three rounds, at the same phase, all three peers, nothing else running.
+  ASSERT_EQ(heavy->rounds.size(), 3u);
+  uint64_t first = *heavy->rounds.begin();
+  EXPECT_LE(first, 3u);
+  EXPECT_EQ(heavy->rounds, (std::set<uint64_t>{first, first + 3, first + 6}));
+  EXPECT_TRUE(heavy->alone);
+  // It learned each peer's instance from the echo of the tcp kind before it.
+  EXPECT_EQ(heavy->instances.size(), 3u);
+  EXPECT_FALSE(heavy->instances.count(0));
+  // Its results stay between its runs.
+  for (uint64_t round = first; round <= 9; ++round) EXPECT_EQ(heavy_results[round - 1], 3u);
+  a.stop();
 }
 
 TEST(PeerSourceTest, WithoutAMeshReportsNodeNameAndEmptyMembership) {

@@ -88,6 +88,9 @@ TEST(NcclProbeE2ETest, ScrapesAnswerWhileTheProbeHangsAndTheChildDiesWithTheDaem
   while (!(child = probeChildOf(d.process->pid())) && Clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
   ASSERT_GT(child, 0) << "the probe child never started\n" << d.process->stderrText();
+  // The other sources publish on their own threads; wait for one before timing scrapes.
+  const std::string kernel_ok = "fabricwatch_source_success{source=\"kernel\"} 1";
+  ASSERT_NE(waitForMetric(d, kernel_ok).find(kernel_ok), std::string::npos);
 
   for (int i = 0; i < 5; ++i) {
     auto t0 = Clock::now();
@@ -96,7 +99,7 @@ TEST(NcclProbeE2ETest, ScrapesAnswerWhileTheProbeHangsAndTheChildDiesWithTheDaem
     ASSERT_TRUE(m);
     EXPECT_EQ(m->status, 200);
     EXPECT_LT(took, 1s) << "scrape " << i << " waited for the hung probe";
-    EXPECT_NE(m->body.find("fabricwatch_source_success{source=\"kernel\"} 1"), std::string::npos);
+    EXPECT_NE(m->body.find(kernel_ok), std::string::npos);
   }
   EXPECT_TRUE(running(child)) << "the child hangs until its deadline";
 

@@ -243,6 +243,50 @@ TEST_F(ChannelServerTest, PerAddressLimit) {
   for (int fd : {a, b, c}) ::close(fd);
 }
 
+// Fault: a peer killed in the middle of a probe (its connection reset after it read the
+// request), and a peer that stops mid-probe (reads, never answers). Each is a classified
+// failure within the probe's time limits, never a hang; the next probe of a live peer works.
+TEST_F(ChannelServerTest, APeerKilledOrStoppedMidProbeIsAFailureNotAHang) {
+  for (bool killed : {true, false}) {
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(lfd, 4), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    std::atomic<bool> done{false};
+    std::thread peer([&] {
+      int c = ::accept(lfd, nullptr, nullptr);
+      char buf[256];
+      (void)::recv(c, buf, sizeof buf, 0);  // the request is in
+      if (killed) {
+        linger l{1, 0};  // closed by a dying process: a reset
+        ::setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        ::close(c);
+      } else {
+        while (!done) std::this_thread::sleep_for(10ms);  // stopped: holds it, says nothing
+        ::close(c);
+      }
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    EchoResult r = runEcho("127.0.0.1:" + std::to_string(ntohs(a.sin_port)),
+                           {kSecret, "client", 3, 1000ms, 500ms});
+    auto took = std::chrono::steady_clock::now() - t0;
+    done = true;
+    peer.join();
+    ::close(lfd);
+    EXPECT_TRUE(r.connected);
+    EXPECT_TRUE(r.rtt_seconds.empty());
+    EXPECT_EQ(r.failure, killed ? ChannelFailure::kClosed : ChannelFailure::kTimeout)
+        << (killed ? "killed: " : "stopped: ") << r.error;
+    EXPECT_LT(took, 3s);
+  }
+  start();
+  EXPECT_EQ(echo().rtt_seconds.size(), 3u);
+}
+
 TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
   start();
   int port = server_->port();

@@ -8,9 +8,11 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/paths.h"
 
@@ -158,6 +160,43 @@ TEST(ChildProcessTest, SpawnFailureIsReported) {
   auto r = runChild(s);
   EXPECT_EQ(r.outcome, ChildResult::Outcome::kSpawnFailed);
   EXPECT_NE(r.describe().find("No such file"), std::string::npos) << r.describe();
+}
+
+TEST(ChildProcessTest, CancelFromAnotherThreadKillsTheChildAtOnce) {
+  std::atomic<bool> cancel{false};
+  auto s = probeChild("hang", 120s);
+  s.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    cancel = true;
+  });
+  auto r = runChild(s);
+  canceller.join();
+  ASSERT_EQ(r.outcome, ChildResult::Outcome::kCancelled) << r.describe();
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_TRUE(r.reaped);
+  EXPECT_LT(r.seconds, 60.0) << "cancelled, not timed out";
+  EXPECT_NE(r.describe().find("cancelled after"), std::string::npos) << r.describe();
+  EXPECT_FALSE(alive(r.pid));
+  EXPECT_EQ(zombieChildren(), 0);
+}
+
+TEST(ChildProcessTest, CancelFromTheResultLineCallback) {
+  // As the NCCL peer probe does when the peer declines the unique id it was just sent.
+  std::atomic<bool> cancel{false};
+  auto s = shell("echo unique_id=abc >&3; exec sleep 300", 120s);
+  s.cancel = &cancel;
+  std::string seen;
+  s.on_result_line = [&](std::string_view line) {
+    seen = std::string(line);
+    cancel = true;
+  };
+  auto r = runChild(s);
+  EXPECT_EQ(seen, "unique_id=abc");
+  ASSERT_EQ(r.outcome, ChildResult::Outcome::kCancelled) << r.describe();
+  EXPECT_LT(r.seconds, 60.0);
+  EXPECT_FALSE(alive(r.pid));
+  EXPECT_EQ(zombieChildren(), 0);
 }
 
 TEST(ChildProcessTest, ManyRunsLeaveNoZombies) {

@@ -333,7 +333,7 @@ void PeerProber::publish() {
   v->knock_failures_total = knock_failures_total_;
   for (const auto& [_, r] : records_) v->peers.push_back(r);
   for (const auto& k : kinds_) {
-    KindView kv{k.kind, {}, k.totals};
+    KindView kv{k.kind, {}, k.totals, nullptr};
     for (const auto& [_, p] : k.latest) kv.results.push_back(p);
     v->kinds.push_back(std::move(kv));
   }

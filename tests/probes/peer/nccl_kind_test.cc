@@ -56,6 +56,7 @@ int zombieChildren() {
 }
 
 struct NodeSpec {
+  NodeSpec(const char* n) : name(n) {}  // NOLINT: implicit, for pair({"node-a"}, ...)
   std::string name;
   bool kind = true;   // has the nccl kind at all
   bool peers = true;  // probes.nccl.peers
@@ -198,7 +199,9 @@ TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason
 TEST_F(NcclKindTest, DeclinesSayWhy) {
   if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   {
-    auto [a, b] = pair({"node-a"}, {"node-b", true, /*peers=*/false});
+    NodeSpec off("node-b");
+    off.peers = false;
+    auto [a, b] = pair({"node-a"}, off);
     a.prober->runRound(1);
     EXPECT_EQ(str(run(a), "state"), "declined");
     EXPECT_NE(str(run(a), "reason").find("off on this node (probes.nccl.peers = false)"),
@@ -208,7 +211,9 @@ TEST_F(NcclKindTest, DeclinesSayWhy) {
     EXPECT_EQ(f.findPath("probes.nccl.peers"), nullptr) << "peers = false renders nothing";
   }
   {
-    auto [a, b] = pair({"node-a"}, {"node-b", /*kind=*/false});
+    NodeSpec without("node-b");
+    without.kind = false;
+    auto [a, b] = pair({"node-a"}, without);
     a.prober->runRound(1);
     EXPECT_EQ(str(run(a), "state"), "declined");
     EXPECT_NE(str(run(a), "reason").find("does not run NCCL peer runs"), std::string::npos)

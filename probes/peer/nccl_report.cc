@@ -1,7 +1,5 @@
 #include "probes/peer/nccl_report.h"
 
-#include <set>
-
 #include "core/value_format.h"
 #include "probes/nccl/log_verdict.h"
 #include "probes/peer/nccl_kind.h"
@@ -17,17 +15,8 @@ const std::vector<std::string> kRunStates = {"ok",       "skipped",     "unavail
 const std::vector<std::string> kServedStates = {"ok",      "unavailable", "failed",  "timeout",
                                                 "crashed", "cancelled",   "declined"};
 
-// Label values come from this build's verdict (log_verdict.h); anything else is "unknown", so
-// that a label never carries text from elsewhere.
-std::string transportLabel(const std::string& t) {
-  static const std::set<std::string> k = {"ib",      "roce",  "efa",  "ofi",    "socket",
-                                          "collnet", "other", "none", "unknown"};
-  return k.count(t) ? t : "unknown";
-}
-std::string gdrLabel(const std::string& g) {
-  static const std::set<std::string> k = {"on", "off", "partial", "unknown"};
-  return k.count(g) ? g : "unknown";
-}
+using nccl::gdrLabel;
+using nccl::transportLabel;
 
 void setIf(core::Value& m, const char* key, const std::string& v) {
   if (!v.empty()) m[key] = v;

@@ -67,6 +67,10 @@ TEST(NcclProbeConfigTest, ProblemsArePositioned) {
   EXPECT_EQ(t.problems[0].line, 3);
   EXPECT_NE(t.problems[0].message.find("must be shorter than probes.nccl.interval"),
             std::string::npos);
+  // Only the local run is scheduled by interval and timeout together.
+  EXPECT_TRUE(
+      loadConfig("[probes.nccl]\nlocal = false\ninterval = \"1s\"\ntimeout = \"5m\"\n", "f.toml")
+          .ok());
 
   auto op = loadConfig("[probes.nccl]\noperation = \"broadcast\"\ndevice = -2\n", "f.toml");
   ASSERT_EQ(op.problems.size(), 2u) << core::formatAll(op.problems);

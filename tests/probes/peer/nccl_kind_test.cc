@@ -196,6 +196,34 @@ TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason
   EXPECT_EQ(zombieChildren(), 0);
 }
 
+// Every key the kind puts in its facts (an entry of probes.nccl.peers[], its self and peer
+// sides, an entry of probes.nccl.served[]) is named in docs/nccl.md's table.
+TEST_F(NcclKindTest, FactKeysAreDocumented) {
+  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  std::ifstream in(testing::sourceDir() + "/docs/nccl.md");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string doc = ss.str();
+  size_t section = doc.find("## Runs with peers");
+  ASSERT_NE(section, std::string::npos);
+  doc = doc.substr(section);
+  auto [a, b] = pair({"node-a"}, {"node-b"});
+  a.prober->runRound(1);
+  core::Value r = run(a);
+  ASSERT_TRUE(r.find("peer")) << core::toJson(r);
+  auto check = [&](const core::Value& m, const std::string& where) {
+    for (const auto& [k, _] : m.asMap())
+      EXPECT_TRUE(doc.find("`" + k + "`") != std::string::npos ||
+                  doc.find("." + k + "`") != std::string::npos)
+          << where << "." << k << " is not in docs/nccl.md";
+  };
+  check(r, "peers[]");
+  check(*r.find("self"), "peers[].self");
+  check(*r.find("peer"), "peers[].peer");
+  check(served(b), "served[]");
+  EXPECT_NE(doc.find("`probes.nccl.peers[].self`"), std::string::npos);
+}
+
 TEST_F(NcclKindTest, DeclinesSayWhy) {
   if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   {

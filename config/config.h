@@ -20,6 +20,7 @@ struct SourceConfig {
   bool enabled = true;
   Duration interval{0};  // 0: use collect.interval
   Duration timeout{0};   // 0: use collect.timeout
+  bool operator==(const SourceConfig&) const = default;
 };
 
 struct Config {
@@ -28,15 +29,18 @@ struct Config {
     int threads = 4;
     int max_request_bytes = 16384;
     Duration request_timeout{10000};
+    bool operator==(const Web&) const = default;
   } web;
 
   struct Log {
     core::log::Level level = core::log::Level::kInfo;
     core::log::Format format = core::log::Format::kLogfmt;
+    bool operator==(const Log&) const = default;
   } log;
 
   struct Host {
     std::string rootfs = "/";
+    bool operator==(const Host&) const = default;
   } host;
 
   struct Collect {
@@ -44,7 +48,10 @@ struct Config {
     Duration timeout{10000};
     double jitter = 0.1;
     std::map<std::string, SourceConfig, std::less<>> sources;  // [collect.sources.<name>]
+    bool operator==(const Collect&) const = default;
   } collect;
+
+  bool operator==(const Config&) const = default;
 
   // The schedule a source runs on: its own keys over the [collect] defaults.
   SourceConfig sourceConfig(std::string_view name) const;
@@ -59,6 +66,7 @@ struct Config {
     Duration frame_timeout{2000};
     Duration idle_timeout{10000};
     Duration max_clock_skew{30000};
+    bool operator==(const Peer&) const = default;
   } peer;
 
   // The peer probes: discovery, selection, and the keys of the tcp and dns kinds.
@@ -80,6 +88,7 @@ struct Config {
 
     // The mesh runs only when some discovery source is configured.
     bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
+    bool operator==(const Probe&) const = default;
   } probe;
 
   // [probes.<kind>]: the probe kinds, each on or off by name. A kind's own keys are a struct
@@ -87,6 +96,7 @@ struct Config {
   struct Probes {
     struct Kind {
       std::optional<bool> enabled;  // unset: the kind's default
+      bool operator==(const Kind&) const = default;
     };
     std::map<std::string, Kind, std::less<>> kinds;
     bool enabled(std::string_view kind, bool by_default) const {
@@ -115,9 +125,11 @@ struct Config {
                                                    "dcgm-exporter", "dcgmi", "nvidia-smi"};
       std::map<std::string, std::string> env;  // [probes.nccl.env]: NCCL_* for the children
       std::string log_dir;                     // "" = the system temporary directory
+      bool operator==(const Nccl&) const = default;
     } nccl;
     // probes.nccl.enabled; the nccl kind registers with the same default (off).
     bool ncclEnabled() const { return enabled("nccl", false); }
+    bool operator==(const Probes&) const = default;
   } probes;
 
   struct Policy {
@@ -130,6 +142,7 @@ struct Config {
     std::string resource_group_file;  // node-label file with fabricwatch.io/resource-group=...
     Duration reload_interval{30000};  // how often pack files are checked for changes; 0: never
     int max_workload_subjects = 20;   // workload violations listed one by one per rule
+    bool operator==(const Policy&) const = default;
   } policy;
 };
 

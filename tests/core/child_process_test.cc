@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/support/paths.h"
+#include "tests/support/proc_table.h"
 
 namespace fabricwatch::core {
 namespace {
@@ -44,24 +45,7 @@ bool alive(pid_t pid) {
   return std::filesystem::exists("/proc/" + std::to_string(pid));
 }
 
-// Children of this process that have exited but were not reaped.
-int zombieChildren() {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    // pid (comm) state ppid ...: comm may hold spaces, so parse after the last ')'.
-    size_t rp = line.rfind(')');
-    if (rp == std::string::npos) continue;
-    std::istringstream rest(line.substr(rp + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == ::getpid() && state == 'Z') ++n;
-  }
-  return n;
-}
+int zombieChildren() { return testing::zombieChildren(::getpid()); }
 
 TEST(ChildProcessTest, ExitCodeOutputAndInput) {
   auto s = shell("cat >&3; echo to-stdout; echo to-stderr >&2; exit 3");

@@ -19,6 +19,7 @@
 #include "core/value_format.h"
 #include "probes/peer/peer_prober.h"
 #include "tests/support/paths.h"
+#include "tests/support/proc_table.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::probes::peer {
@@ -37,23 +38,7 @@ bool haveNccl() {
   return true;
 }
 
-// Zombie children of this process (the children must all be reaped).
-int zombieChildren() {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    size_t rp = line.rfind(')');
-    if (rp == std::string::npos) continue;
-    std::istringstream rest(line.substr(rp + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == ::getpid() && state == 'Z') ++n;
-  }
-  return n;
-}
+int zombieChildren() { return testing::zombieChildren(::getpid()); }
 
 struct NodeSpec {
   NodeSpec(const char* n) : name(n) {}  // NOLINT: implicit, for pair({"node-a"}, ...)
@@ -125,6 +110,13 @@ class NcclKindTest : public ::testing::Test {
     core::Value f = n.prober->facts();
     const core::Value* s = f.findPath("probes.nccl.served");
     return s && s->size() > 0 ? s->asList()[0] : core::Value::map();
+  }
+  // Polls until b serves a run (its rank 1 child has started).
+  static bool waitServing(const Node& b) {
+    auto deadline = Clock::now() + 60s;
+    while (str(served(b), "state") != "running" && Clock::now() < deadline)
+      std::this_thread::sleep_for(20ms);
+    return str(served(b), "state") == "running";
   }
   static std::string str(const core::Value& v, const std::string& path) {
     const core::Value* x = v.findPath(path);
@@ -336,10 +328,7 @@ TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
   auto [a, b] = pair(ha, hb);
   auto t0 = Clock::now();
   std::thread round([&a = a] { a.prober->runRound(1); });
-  auto deadline = Clock::now() + 60s;
-  while (str(served(b), "state") != "running" && Clock::now() < deadline)
-    std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(str(served(b), "state"), "running") << core::toJson(b.prober->facts());
+  ASSERT_TRUE(waitServing(b)) << core::toJson(b.prober->facts());
   b.prober->stop();  // its channel closes, its child is killed and reaped
   round.join();
   EXPECT_LT(Clock::now() - t0, 60s) << "the run ended long before its 120 s timeout";
@@ -360,14 +349,11 @@ TEST_F(NcclKindTest, AProberThatStopsCancelsBothSides) {
   auto [a, b] = pair(ha, hb);
   auto t0 = Clock::now();
   std::thread round([&a = a] { a.prober->runRound(1); });
-  auto deadline = Clock::now() + 60s;
-  while (str(served(b), "state") != "running" && Clock::now() < deadline)
-    std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(str(served(b), "state"), "running");
+  ASSERT_TRUE(waitServing(b)) << core::toJson(b.prober->facts());
   a.prober->requestStop();  // shutdown or reload
   round.join();
   EXPECT_LT(Clock::now() - t0, 60s);
-  deadline = Clock::now() + 30s;
+  auto deadline = Clock::now() + 30s;
   while (str(served(b), "state") == "running" && Clock::now() < deadline)
     std::this_thread::sleep_for(20ms);
   EXPECT_EQ(str(served(b), "state"), "cancelled") << core::toJson(b.prober->facts());

@@ -24,6 +24,7 @@
 
 #include "tests/support/netns.h"
 #include "tests/support/paths.h"
+#include "tests/support/proc_table.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
 
@@ -43,53 +44,9 @@ bool haveNccl() {
   return true;
 }
 
-struct ProcInfo {
-  pid_t pid = 0;
-  pid_t ppid = 0;
-  char state = 0;
-  std::string arg1;  // the subcommand
-};
-
-std::vector<ProcInfo> processes() {
-  std::vector<ProcInfo> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream stat(e.path() / "stat"), cmd(e.path() / "cmdline");
-    std::string line, arg;
-    if (!std::getline(stat, line)) continue;
-    size_t rp = line.rfind(')');
-    if (rp == std::string::npos) continue;
-    ProcInfo p;
-    std::istringstream rest(line.substr(rp + 2));
-    rest >> p.state >> p.ppid;
-    std::getline(cmd, arg, '\0');
-    std::getline(cmd, p.arg1, '\0');
-    try {
-      p.pid = std::stoi(e.path().filename().string());
-    } catch (...) {
-      continue;
-    }
-    out.push_back(p);
-  }
-  return out;
-}
-
-// The probe children of `parent`, and its zombies.
-std::vector<pid_t> probeChildren(pid_t parent) {
-  std::vector<pid_t> out;
-  for (const auto& p : processes())
-    if (p.ppid == parent && p.arg1 == "__nccl-probe" && p.state != 'Z') out.push_back(p.pid);
-  return out;
-}
-int zombies(pid_t parent) {
-  int n = 0;
-  for (const auto& p : processes()) n += p.ppid == parent && p.state == 'Z';
-  return n;
-}
-bool alive(pid_t pid) {
-  for (const auto& p : processes())
-    if (p.pid == pid) return p.state != 'Z';
-  return false;
-}
+std::vector<pid_t> probeChildren(pid_t parent) { return liveChildren(parent, "__nccl-probe"); }
+int zombies(pid_t parent) { return zombieChildren(parent); }
+bool alive(pid_t pid) { return running(pid); }
 
 class NcclPeerE2ETest : public ::testing::Test {
  protected:

@@ -35,11 +35,24 @@ std::unique_ptr<PeerProber> makeProber(const std::string& name, std::vector<std:
       std::vector<std::shared_ptr<ProbeKind>>{makeTcpKind({secret, name, 3, 300ms, 300ms})});
 }
 
-// Builds three servers first (to learn their ports), then the probers that list them.
-struct Trio {
+// Channel servers that answer echoes (the peers a prober lists), on ephemeral ports.
+struct Servers {
   std::vector<std::unique_ptr<ChannelServer>> servers;
   std::vector<std::string> addrs;
 };
+Servers startServers(std::vector<std::string> names) {
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = kSecret;
+  Servers out;
+  for (const auto& n : names) {
+    so.node_name = n;
+    out.servers.push_back(std::make_unique<ChannelServer>(so));
+    if (!out.servers.back()->start()) return {};
+    out.addrs.push_back("127.0.0.1:" + std::to_string(out.servers.back()->port()));
+  }
+  return out;
+}
 
 const core::Value* peerEntry(const core::Value& facts, const std::string& addr) {
   const core::Value* peers = facts.findPath("probes.tcp.peers");
@@ -194,17 +207,9 @@ class HeavyKind : public ProbeKind {
 };
 
 TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
-  ChannelServerOptions so;
-  so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
-  std::vector<std::unique_ptr<ChannelServer>> servers;
-  std::vector<std::string> addrs;
-  for (const char* n : {"b", "c", "d"}) {
-    so.node_name = n;
-    servers.push_back(std::make_unique<ChannelServer>(so));
-    ASSERT_TRUE(servers.back()->start());
-    addrs.push_back("127.0.0.1:" + std::to_string(servers.back()->port()));
-  }
+  Servers bcd = startServers({"b", "c", "d"});
+  ASSERT_EQ(bcd.addrs.size(), 3u);
+  const auto& addrs = bcd.addrs;
   auto base = makeProber("a", addrs);
   std::vector<std::unique_ptr<MembershipSource>> sources;
   sources.push_back(std::make_unique<StaticSource>(addrs));
@@ -253,17 +258,9 @@ class LongKind : public ProbeKind {
 };
 
 TEST(PeerProberTest, ExclusiveKindsLongerThanTheRoundRunOnePeerWhenTheyMayOverrun) {
-  ChannelServerOptions so;
-  so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
-  std::vector<std::unique_ptr<ChannelServer>> servers;
-  std::vector<std::string> addrs;
-  for (const char* n : {"b", "c", "d"}) {
-    so.node_name = n;
-    servers.push_back(std::make_unique<ChannelServer>(so));
-    ASSERT_TRUE(servers.back()->start());
-    addrs.push_back("127.0.0.1:" + std::to_string(servers.back()->port()));
-  }
+  Servers bcd = startServers({"b", "c", "d"});
+  ASSERT_EQ(bcd.addrs.size(), 3u);
+  const auto& addrs = bcd.addrs;
   auto base = makeProber("a", addrs);  // interval 1h
   auto run = [&](ProbeSchedule s) {
     std::vector<std::unique_ptr<MembershipSource>> sources;

@@ -7,7 +7,6 @@
 // node's [probes.nccl.env]) stands in for NCCL waiting for its peer.
 #include "probes/peer/nccl_kind.h"
 
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +17,7 @@
 
 #include "core/value_format.h"
 #include "probes/peer/peer_prober.h"
+#include "tests/support/libraries.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc_table.h"
 #include "tests/support/temp_dir.h"
@@ -28,15 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 const std::string kSecret = "nccl-kind-test-secret-0123456789";
-
-bool haveNccl() {
-  for (const char* lib : {"libnccl.so.2", "libcudart.so"}) {
-    void* h = ::dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) return false;
-    ::dlclose(h);
-  }
-  return true;
-}
 
 int zombieChildren() { return testing::zombieChildren(::getpid()); }
 
@@ -144,7 +135,7 @@ class NcclKindTest : public ::testing::Test {
 };
 
 TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   auto [a, b] = pair({"node-a"}, {"node-b"});
   a.prober->runRound(1);
   core::Value r = run(a);
@@ -191,7 +182,7 @@ TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason
 // Every key the kind puts in its facts (an entry of probes.nccl.peers[], its self and peer
 // sides, an entry of probes.nccl.served[]) is named in docs/nccl.md's table.
 TEST_F(NcclKindTest, FactKeysAreDocumented) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   std::ifstream in(testing::sourceDir() + "/docs/nccl.md");
   std::stringstream ss;
   ss << in.rdbuf();
@@ -217,7 +208,7 @@ TEST_F(NcclKindTest, FactKeysAreDocumented) {
 }
 
 TEST_F(NcclKindTest, DeclinesSayWhy) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   {
     NodeSpec off("node-b");
     off.peers = false;
@@ -288,7 +279,7 @@ TEST_F(NcclKindTest, DeclinesSayWhy) {
 }
 
 TEST_F(NcclKindTest, ATimeoutOnEitherSideEndsTheRunAsTimeout) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec hang{"node-b"};
   hang.test_mode = "hang_in_init";
   hang.timeout = 1500ms;
@@ -321,7 +312,7 @@ TEST_F(NcclKindTest, ATimeoutOnEitherSideEndsTheRunAsTimeout) {
 }
 
 TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec ha{"node-a"}, hb{"node-b"};
   ha.test_mode = hb.test_mode = "hang_in_init";  // both wait for each other, as NCCL would
   ha.timeout = hb.timeout = 120s;
@@ -342,7 +333,7 @@ TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
 }
 
 TEST_F(NcclKindTest, AProberThatStopsCancelsBothSides) {
-  if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec ha{"node-a"}, hb{"node-b"};
   ha.test_mode = hb.test_mode = "hang_in_init";
   ha.timeout = hb.timeout = 120s;

@@ -7,7 +7,6 @@
 // "lost", nothing is left behind), while scrapes keep answering at once. The child's test
 // mode, set through a daemon's [probes.nccl.env], stands in for NCCL waiting for its peer.
 #include <arpa/inet.h>
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -22,6 +21,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/libraries.h"
 #include "tests/support/netns.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc_table.h"
@@ -34,15 +34,6 @@ namespace {
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
-
-bool haveNccl() {
-  for (const char* lib : {"libnccl.so.2", "libcudart.so"}) {
-    void* h = ::dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) return false;
-    ::dlclose(h);
-  }
-  return true;
-}
 
 std::vector<pid_t> probeChildren(pid_t parent) { return liveChildren(parent, "__nccl-probe"); }
 int zombies(pid_t parent) { return zombieChildren(parent); }

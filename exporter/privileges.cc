@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 
 namespace fabricwatch::exporter {
 namespace {
@@ -34,42 +35,52 @@ int lastCap() {
 }  // namespace
 
 std::string capabilityName(int cap) {
-  switch (cap) {
-    case CAP_IPC_LOCK:
-      return "CAP_IPC_LOCK";
-    case CAP_SYS_PTRACE:
-      return "CAP_SYS_PTRACE";
-    case CAP_DAC_READ_SEARCH:
-      return "CAP_DAC_READ_SEARCH";
-    case CAP_DAC_OVERRIDE:
-      return "CAP_DAC_OVERRIDE";
-    case CAP_CHOWN:
-      return "CAP_CHOWN";
-    case CAP_FOWNER:
-      return "CAP_FOWNER";
-    case CAP_KILL:
-      return "CAP_KILL";
-    case CAP_SETUID:
-      return "CAP_SETUID";
-    case CAP_SETGID:
-      return "CAP_SETGID";
-    case CAP_SETPCAP:
-      return "CAP_SETPCAP";
-    case CAP_NET_BIND_SERVICE:
-      return "CAP_NET_BIND_SERVICE";
-    case CAP_NET_ADMIN:
-      return "CAP_NET_ADMIN";
-    case CAP_NET_RAW:
-      return "CAP_NET_RAW";
-    case CAP_SYS_ADMIN:
-      return "CAP_SYS_ADMIN";
-    case CAP_SYS_MODULE:
-      return "CAP_SYS_MODULE";
-    case CAP_SYS_RESOURCE:
-      return "CAP_SYS_RESOURCE";
-    default:
-      return "cap_" + std::to_string(cap);
-  }
+  // linux/capability.h, in number order (0-40); a newer kernel's extra ones print as cap_N.
+  static constexpr const char* kNames[] = {
+      "CAP_CHOWN",
+      "CAP_DAC_OVERRIDE",
+      "CAP_DAC_READ_SEARCH",
+      "CAP_FOWNER",
+      "CAP_FSETID",
+      "CAP_KILL",
+      "CAP_SETGID",
+      "CAP_SETUID",
+      "CAP_SETPCAP",
+      "CAP_LINUX_IMMUTABLE",
+      "CAP_NET_BIND_SERVICE",
+      "CAP_NET_BROADCAST",
+      "CAP_NET_ADMIN",
+      "CAP_NET_RAW",
+      "CAP_IPC_LOCK",
+      "CAP_IPC_OWNER",
+      "CAP_SYS_MODULE",
+      "CAP_SYS_RAWIO",
+      "CAP_SYS_CHROOT",
+      "CAP_SYS_PTRACE",
+      "CAP_SYS_PACCT",
+      "CAP_SYS_ADMIN",
+      "CAP_SYS_BOOT",
+      "CAP_SYS_NICE",
+      "CAP_SYS_RESOURCE",
+      "CAP_SYS_TIME",
+      "CAP_SYS_TTY_CONFIG",
+      "CAP_MKNOD",
+      "CAP_LEASE",
+      "CAP_AUDIT_WRITE",
+      "CAP_AUDIT_CONTROL",
+      "CAP_SETFCAP",
+      "CAP_MAC_OVERRIDE",
+      "CAP_MAC_ADMIN",
+      "CAP_SYSLOG",
+      "CAP_WAKE_ALARM",
+      "CAP_BLOCK_SUSPEND",
+      "CAP_AUDIT_READ",
+      "CAP_PERFMON",
+      "CAP_BPF",
+      "CAP_CHECKPOINT_RESTORE",
+  };
+  if (cap >= 0 && cap < static_cast<int>(std::size(kNames))) return kNames[cap];
+  return "cap_" + std::to_string(cap);
 }
 
 std::vector<int> neededCapabilities(const config::Config& cfg) {

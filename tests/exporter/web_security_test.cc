@@ -1,0 +1,317 @@
+// TLS and basic auth of the HTTP server, with real certificates (made by openssl for the test)
+// and a real TLS client (curl), following exporter-toolkit's TestServerBehaviour table: TLS
+// versions, cipher suites, every client_auth_type with no, a trusted and an untrusted client
+// certificate, client_allowed_sans, basic auth, security headers, the rate limit, reloads.
+#include "exporter/web_security.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "exporter/http_server.h"
+#include "exporter/web_config_watcher.h"
+#include "tests/support/process.h"
+#include "tests/support/tcp_client.h"
+#include "tests/support/test_pki.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TestPki;
+
+// Cost 4: fast tests. alice's password is alice123, bob's bob123.
+const std::string kAlice = "$2b$04$/VmcFewbUeMitGpmNp0Q2ui3ZCnvyylYY4EP6nFiADaXmAlteVxJm";
+const std::string kBob = "$2b$04$bRN2fmEQvDHL147ENM3qMOGdc3C0akHjJIdeYAin/Ye0Igtts7ySu";
+
+TestPki& pki() {
+  static TestPki* p = new TestPki();  // made once for the whole binary (openssl takes a while)
+  return *p;
+}
+
+class WebSecurityTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_EQ(pki().error, "");
+    server_.route("/hello", [](const HttpRequest&) {
+      return HttpResponse{200, "text/plain", "hello"};
+    });
+    server_.route("/healthz", [](const HttpRequest&) {
+      return HttpResponse{200, "text/plain", "ok"};
+    });
+  }
+  void TearDown() override { server_.stop(); }
+
+  // Starts the server with a web config (relative paths are taken from the PKI's directory).
+  void start(const std::string& web_config, std::set<std::string> exempt = {}) {
+    auto l = buildWebSecurity(web_config, pki().dir.path() + "/web.yml");
+    ASSERT_TRUE(l.problems.empty()) << core::formatAll(l.problems);
+    server_.setSecurity(l.security);
+    HttpOptions o;
+    o.listen_address = "127.0.0.1:0";
+    o.threads = 2;
+    o.request_timeout_ms = 2000;
+    o.auth_exempt_paths = std::move(exempt);
+    ASSERT_TRUE(server_.start(o));
+  }
+
+  // curl's answer: the HTTP status ("000" when the connection or handshake failed).
+  std::string curl(std::vector<std::string> args, const std::string& path = "/hello",
+                   bool tls = true) {
+    std::vector<std::string> argv = {"/usr/bin/curl", "-s",         "-o", "/dev/null", "-w",
+                                     "%{http_code}",  "--max-time", "10"};
+    if (tls) {
+      argv.push_back("--cacert");
+      argv.push_back(pki().ca_crt);
+    }
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.push_back(std::string(tls ? "https" : "http") +
+                   "://localhost:" + std::to_string(server_.port()) + path);
+    return testing::runCommand(argv).out;
+  }
+  std::vector<std::string> cert(const std::string& base) {
+    return {"--cert", base + ".crt", "--key", base + ".key"};
+  }
+
+  HttpServer server_;
+};
+
+const std::string kTls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+
+TEST_F(WebSecurityTest, ServesTlsWithTheConfiguredCertificate) {
+  start(kTls);
+  EXPECT_EQ(curl({}), "200");
+  // The client does not trust the certificate without the CA.
+  auto r = testing::runCommand({"/usr/bin/curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                "https://localhost:" + std::to_string(server_.port()) + "/hello"});
+  EXPECT_EQ(r.out, "000");
+  EXPECT_NE(r.exit_code, 0);
+}
+
+TEST_F(WebSecurityTest, PlainHttpToTheTlsPortGetsAReadableRefusal) {
+  start(kTls);
+  auto c = testing::TcpClient::connect(server_.port());
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->send("GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string r = c->readUntil([](const std::string&) { return false; }, 10s);
+  EXPECT_EQ(r.substr(0, 24), "HTTP/1.0 400 Bad Request") << r;
+  EXPECT_NE(r.find("Client sent an HTTP request to an HTTPS server."), std::string::npos) << r;
+  EXPECT_EQ(server_.dropped(HttpDrop::kTlsHandshake), 1u);
+}
+
+TEST_F(WebSecurityTest, HandshakeMustCompleteWithinTheRequestTimeout) {
+  start(kTls);
+  auto c = testing::TcpClient::connect(server_.port());
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->send(std::string("\x16\x03\x01", 3)));  // the start of a ClientHello, no more
+  EXPECT_TRUE(c->waitClosed(10s));
+  EXPECT_EQ(server_.dropped(HttpDrop::kHeadTimeout), 1u);
+}
+
+TEST_F(WebSecurityTest, MinAndMaxVersionsAreEnforced) {
+  start(kTls + "  min_version: TLS13\n");
+  EXPECT_EQ(curl({"--tls-max", "1.2"}), "000");
+  EXPECT_EQ(curl({"--tlsv1.3"}), "200");
+  EXPECT_GE(server_.dropped(HttpDrop::kTlsHandshake), 1u);
+  server_.stop();
+  start(kTls + "  max_version: TLS12\n");
+  EXPECT_EQ(curl({"--tlsv1.3"}), "000");
+  EXPECT_EQ(curl({"--tls-max", "1.2"}), "200");
+}
+
+TEST_F(WebSecurityTest, CipherSuitesLimitTls12) {
+  start(kTls + "  max_version: TLS12\n  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]\n");
+  EXPECT_EQ(curl({"--ciphers", "ECDHE-RSA-AES128-GCM-SHA256"}), "200");
+  EXPECT_EQ(curl({"--ciphers", "ECDHE-RSA-AES256-GCM-SHA384"}), "000");
+}
+
+TEST_F(WebSecurityTest, CurvePreferencesLimitKeyExchange) {
+  start(kTls + "  curve_preferences: [CurveP521]\n");
+  EXPECT_EQ(curl({"--curves", "P-521"}), "200");
+  EXPECT_EQ(curl({"--curves", "P-384"}), "000");
+}
+
+struct ClientAuthCase {
+  std::string type;
+  bool none, trusted,
+      stranger;  // whether a client with no, a CA-signed, a self-signed cert gets in
+};
+
+TEST_F(WebSecurityTest, EveryClientAuthType) {
+  std::vector<ClientAuthCase> cases = {
+      {"NoClientCert", true, true, true},
+      {"RequestClientCert", true, true, true},
+      {"RequireAnyClientCert", false, true, true},
+      {"VerifyClientCertIfGiven", true, true, false},
+      {"RequireAndVerifyClientCert", false, true, false},
+  };
+  std::string client = pki().dir.path() + "/client";
+  std::string stranger = pki().dir.path() + "/stranger";
+  for (const auto& c : cases) {
+    std::string ca = c.type == "NoClientCert" ? "" : "  client_ca_file: ca.crt\n";
+    start(kTls + "  client_auth_type: " + c.type + "\n" + ca);
+    auto in = [](const std::string& s) { return s == "200"; };
+    EXPECT_EQ(in(curl({})), c.none) << c.type << " without a certificate";
+    EXPECT_EQ(in(curl(cert(client))), c.trusted) << c.type << " with a trusted certificate";
+    EXPECT_EQ(in(curl(cert(stranger))), c.stranger) << c.type << " with an unknown certificate";
+    server_.stop();
+  }
+}
+
+TEST_F(WebSecurityTest, ClientAllowedSansNarrowVerifiedClients) {
+  std::string other = pki().clientWithSan("other-client", "someone-else");
+  ASSERT_EQ(pki().error, "");
+  start(kTls +
+        "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+        "  client_allowed_sans: [one, good-client, two]\n");
+  EXPECT_EQ(curl(cert(pki().dir.path() + "/client")), "200");
+  EXPECT_EQ(curl(cert(other)), "000");
+}
+
+TEST_F(WebSecurityTest, BasicAuthGuardsEveryRouteButTheExemptOnes) {
+  start(kTls + "basic_auth_users:\n  alice: " + kAlice + "\n  bob: " + kBob + "\n", {"/healthz"});
+  EXPECT_EQ(curl({}), "401");
+  EXPECT_EQ(curl({"-u", "alice:alice123"}), "200");
+  EXPECT_EQ(curl({"-u", "alice:alice123"}), "200");  // from the cache this time
+  EXPECT_EQ(curl({"-u", "bob:bob123"}), "200");
+  EXPECT_EQ(curl({"-u", "alice:bob123"}), "401");
+  EXPECT_EQ(curl({"-u", "mallory:alice123"}), "401");
+  EXPECT_EQ(curl({"-u", "alice:alice123"}, "/nope"), "404");
+  EXPECT_EQ(curl({}, "/nope"), "401") << "unknown paths are not revealed without credentials";
+  EXPECT_EQ(curl({}, "/healthz"), "200");
+  // The challenge names the scheme.
+  auto r = testing::runCommand({"/usr/bin/curl", "-s", "-i", "--cacert", pki().ca_crt,
+                                "https://localhost:" + std::to_string(server_.port()) + "/hello"});
+  EXPECT_NE(r.out.find("WWW-Authenticate: Basic"), std::string::npos) << r.out;
+}
+
+TEST_F(WebSecurityTest, BasicAuthWithoutTls) {
+  // web_config_users_noTLS.good.yml
+  start("basic_auth_users:\n  alice: " + kAlice + "\n");
+  EXPECT_EQ(curl({}, "/hello", false), "401");
+  EXPECT_EQ(curl({"-u", "alice:alice123"}, "/hello", false), "200");
+}
+
+TEST_F(WebSecurityTest, SecurityHeadersAreSent) {
+  // web_config_headers.good.yml
+  start(R"(http_server_config:
+  headers:
+    X-Frame-Options: deny
+    Strict-Transport-Security: max-age=31536000; includeSubDomains
+    X-Content-Type-Options: nosniff
+    X-XSS-Protection: 1
+    Content-Security-Policy: "default-src 'self' *.test.example.net"
+)");
+  auto r = testing::runCommand({"/usr/bin/curl", "-s", "-i",
+                                "http://localhost:" + std::to_string(server_.port()) + "/hello"});
+  for (const char* h : {"X-Frame-Options: deny\r\n",
+                        "Strict-Transport-Security: max-age=31536000; includeSubDomains\r\n",
+                        "X-Content-Type-Options: nosniff\r\n", "X-XSS-Protection: 1\r\n",
+                        "Content-Security-Policy: default-src 'self' *.test.example.net\r\n"})
+    EXPECT_NE(r.out.find(h), std::string::npos) << h << r.out;
+}
+
+TEST_F(WebSecurityTest, RateLimitAnswers429) {
+  // web_config_rate_limiter_one_second.yaml, with an interval that cannot refill mid-test.
+  start("rate_limit:\n  burst: 2\n  interval: 1h\n");
+  EXPECT_EQ(curl({}, "/hello", false), "200");
+  EXPECT_EQ(curl({}, "/hello", false), "200");
+  EXPECT_EQ(curl({}, "/hello", false), "429");
+}
+
+TEST(WebSecurityLoadTest, FilesThatDoNotLoadArePositioned) {
+  ASSERT_EQ(pki().error, "");
+  std::string dir = pki().dir.path();
+  auto problems = [&](const std::string& text) {
+    return core::formatAll(buildWebSecurity(text, dir + "/web.yml").problems);
+  };
+  EXPECT_NE(problems("tls_server_config:\n  cert_file: nope.crt\n  key_file: server.key\n")
+                .find(dir + "/web.yml:2:14: cannot read cert_file \"" + dir +
+                      "/nope.crt\": No such file or directory"),
+            std::string::npos);
+  EXPECT_NE(problems("tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n")
+                .find(dir + "/web.yml:3:13: the private key does not match the certificate"),
+            std::string::npos)
+      << problems("tls_server_config:\n  cert_file: server.crt\n  key_file: client.key\n");
+  EXPECT_NE(problems("tls_server_config:\n  cert_file: server.key\n  key_file: server.key\n")
+                .find("web.yml:2:14: no PEM certificate"),
+            std::string::npos);
+  EXPECT_NE(problems("tls_server_config:\n  cert_file: /dev\n  key_file: server.key\n")
+                .find("\"/dev\" is not a regular file"),
+            std::string::npos);
+  // Inline PEM (the toolkit's cert and key) works as the files do.
+  std::ifstream c(pki().server_crt), k(pki().server_key);
+  std::string crt((std::istreambuf_iterator<char>(c)), {}),
+      key((std::istreambuf_iterator<char>(k)), {});
+  auto indent = [](std::string s) {
+    std::string out;
+    for (char ch : s) out += ch == '\n' ? std::string("\n    ") : std::string(1, ch);
+    return out;
+  };
+  auto inline_load = buildWebSecurity(
+      "tls_server_config:\n  cert: |\n    " + indent(crt) + "\n  key: |\n    " + indent(key) + "\n",
+      dir + "/web.yml");
+  EXPECT_TRUE(inline_load.problems.empty()) << core::formatAll(inline_load.problems);
+  EXPECT_TRUE(inline_load.security && inline_load.security->tlsContext());
+}
+
+TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
+  ASSERT_EQ(pki().error, "");
+  testing::TempDir dir;
+  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt");
+  std::filesystem::copy_file(pki().server_key, dir.path() + "/server.key");
+  std::string file = dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n");
+  std::shared_ptr<const WebSecurity> applied;
+  std::vector<bool> reports;
+  std::mutex mu;
+  WebConfigWatcher w(
+      file,
+      [&](std::shared_ptr<const WebSecurity> s) {
+        std::lock_guard lock(mu);
+        applied = std::move(s);
+      },
+      [&](bool ok) {
+        std::lock_guard lock(mu);
+        reports.push_back(ok);
+      });
+  ASSERT_TRUE(w.load());
+  auto first = w.current();
+  ASSERT_TRUE(first && first->basicAuth());
+  EXPECT_FALSE(w.reloadIfChanged()) << "nothing changed";
+
+  // A new user: picked up by the polling thread.
+  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n  bob: " + kBob + "\n");
+  w.start(20ms);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (w.current() == first && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  w.stop();
+  ASSERT_NE(w.current(), first);
+  EXPECT_EQ(w.current()->basicAuth()->users(), 2u);
+  auto good = w.current();
+
+  // A bad file keeps the last good one, and says so.
+  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: notahash\n");
+  EXPECT_FALSE(w.reloadIfChanged());
+  EXPECT_EQ(w.current(), good);
+  // So does a file that would turn TLS off.
+  dir.write("web.yml", "basic_auth_users:\n  alice: " + kAlice + "\n");
+  EXPECT_FALSE(w.reloadIfChanged());
+  EXPECT_EQ(w.current(), good);
+  // A changed certificate (cert-manager renewing the Secret) is a change too.
+  dir.write("web.yml", kTls);
+  EXPECT_TRUE(w.reloadIfChanged());
+  auto renewed = w.current();
+  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir.path() + "/server.crt", std::ios::app) << "\n";
+  EXPECT_TRUE(w.reloadIfChanged());
+  EXPECT_NE(w.current(), renewed);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(applied, w.current());
+  EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, true, true}));
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

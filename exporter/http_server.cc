@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/log.h"
+#include "exporter/http_pool.h"
 #include "exporter/http_socket.h"
 #include "exporter/web_security.h"
 
@@ -68,83 +70,11 @@ struct Conn {
   std::shared_ptr<const WebSecurity> security;
 };
 
-struct Job {
-  uint64_t conn = 0;
-  HttpRequest request;
-  std::shared_ptr<const WebSecurity> security;
-  std::optional<Credentials> credentials;  // set when the auth thread must verify them
-};
-
-struct Done {
-  uint64_t conn = 0;
-  HttpResponse response;
-};
-
 HttpResponse plain(int status, std::string body) {
   return HttpResponse{status, "text/plain; charset=utf-8", std::move(body)};
 }
 
-HttpResponse unauthorized() {
-  HttpResponse r = plain(401, "Unauthorized\n");
-  r.extra_headers.emplace_back("WWW-Authenticate", "Basic realm=\"fabricwatch\"");
-  return r;
-}
-
-HttpDrop dropOf(HeadError e) {
-  switch (e) {
-    case HeadError::kMalformed:
-      return HttpDrop::kMalformed;
-    case HeadError::kTarget:
-      return HttpDrop::kTarget;
-    case HeadError::kVersion:
-      return HttpDrop::kVersion;
-    case HeadError::kTooLarge:
-      return HttpDrop::kTooLarge;
-    case HeadError::kTooManyHeaders:
-      return HttpDrop::kTooManyHeaders;
-    case HeadError::kBody:
-      return HttpDrop::kBody;
-  }
-  return HttpDrop::kMalformed;
-}
-
 }  // namespace
-
-const char* httpDropReason(HttpDrop d) {
-  switch (d) {
-    case HttpDrop::kLimit:
-      return "limit";
-    case HttpDrop::kAddressLimit:
-      return "address_limit";
-    case HttpDrop::kEvicted:
-      return "evicted";
-    case HttpDrop::kEvictedIdle:
-      return "evicted_idle";
-    case HttpDrop::kHeadTimeout:
-      return "head_timeout";
-    case HttpDrop::kWriteTimeout:
-      return "write_timeout";
-    case HttpDrop::kTlsHandshake:
-      return "tls_handshake";
-    case HttpDrop::kMalformed:
-      return "malformed";
-    case HttpDrop::kTarget:
-      return "target";
-    case HttpDrop::kVersion:
-      return "version";
-    case HttpDrop::kTooLarge:
-      return "too_large";
-    case HttpDrop::kTooManyHeaders:
-      return "too_many_headers";
-    case HttpDrop::kBody:
-      return "body";
-    case HttpDrop::kAuthBusy:
-      return "auth_busy";
-    case HttpDrop::kCount:
-      break;
-  }
-  return "other";
-}
 
 struct HttpServer::Impl {
   Impl(HttpServer& owner, HttpOptions opts) : owner(owner), opts(std::move(opts)) {}
@@ -156,18 +86,11 @@ struct HttpServer::Impl {
   int wake_fd = -1;
   bool tls = false;
   std::thread io;
-  std::vector<std::thread> workers;  // handlers
-  std::thread auth;
+  std::unique_ptr<HttpPool> pool;
 
-  std::mutex mu;  // jobs, auth_jobs, stopping
-  std::condition_variable jobs_cv;
-  std::condition_variable auth_cv;
-  std::deque<Job> jobs;
-  std::deque<Job> auth_jobs;
+  std::mutex done_mu;  // done, stopping
+  std::vector<std::pair<uint64_t, HttpResponse>> done;
   bool stopping = false;
-
-  std::mutex done_mu;
-  std::vector<Done> done;
 
   mutable std::mutex security_mu;
   std::shared_ptr<const WebSecurity> security;
@@ -222,7 +145,7 @@ struct HttpServer::Impl {
           while (read(wake_fd, &v, sizeof v) > 0) {
           }
           {
-            std::lock_guard lock(mu);
+            std::lock_guard lock(done_mu);
             if (stopping) return;
           }
           completeResponses();
@@ -431,57 +354,38 @@ struct HttpServer::Impl {
   }
 
   void handshake(Conn& c) {
-    if (!c.ssl) {
-      // A plain HTTP request to the TLS port gets a readable answer, as Go's server gives.
-      unsigned char first = 0;
-      ssize_t n = recv(c.fd, &first, 1, MSG_PEEK);
-      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
-        closeConn(c);
+    std::string error;
+    IoResult r = tlsAccept(c.fd, c.security ? c.security->tlsContext() : nullptr, &c.ssl, &error);
+    switch (r.status) {
+      case Io::kDone: {
+        // The handshake and the head share one deadline, from accept.
+        auto deadline = c.deadline;
+        enter(c, State::kHead);
+        c.deadline = deadline;
+        readHead(c);
         return;
       }
-      if (n < 0) return;
-      if (first != 0x16) {  // not a TLS handshake record
+      case Io::kWantRead:
+        interest(c, EPOLLIN);
+        return;
+      case Io::kWantWrite:
+        interest(c, EPOLLOUT);
+        return;
+      case Io::kNotTls:
+        // tlsAccept answered 400 in plain text: linger so that it arrives.
         count(HttpDrop::kTlsHandshake);
-        static const char kMsg[] =
-            "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
-            "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
-        (void)!send(c.fd, kMsg, sizeof kMsg - 1, MSG_NOSIGNAL);
         shutdown(c.fd, SHUT_WR);
         enter(c, State::kLinger);
         interest(c, EPOLLIN);
         return;
-      }
-      c.ssl = c.security ? SSL_new(c.security->tlsContext()) : nullptr;
-      if (!c.ssl || SSL_set_fd(c.ssl, c.fd) != 1) {
+      case Io::kEof:
+        closeConn(c);
+        return;
+      case Io::kError:
+        core::log::debug("http", "TLS handshake failed", {{"client", c.addr}, {"error", error}});
         count(HttpDrop::kTlsHandshake);
         closeConn(c);
         return;
-      }
-      SSL_set_accept_state(c.ssl);
-    }
-    ERR_clear_error();
-    int rc = SSL_do_handshake(c.ssl);
-    if (rc == 1) {
-      enter(c, State::kHead);
-      // The deadline of the head runs from accept: handshake and head share it.
-      readHead(c);
-      return;
-    }
-    switch (SSL_get_error(c.ssl, rc)) {
-      case SSL_ERROR_WANT_READ:
-        interest(c, EPOLLIN);
-        return;
-      case SSL_ERROR_WANT_WRITE:
-        interest(c, EPOLLOUT);
-        return;
-      default: {
-        char err[256] = "connection closed";
-        if (unsigned long e = ERR_peek_last_error()) ERR_error_string_n(e, err, sizeof err);
-        core::log::debug("http", "TLS handshake failed", {{"client", c.addr}, {"error", err}});
-        count(HttpDrop::kTlsHandshake);
-        closeConn(c);
-        return;
-      }
     }
   }
 
@@ -565,45 +469,39 @@ struct HttpServer::Impl {
       respond(c, plain(429, "Too Many Requests\n"), c.keep_alive, is_head);
       return;
     }
-    Job job{c.id, std::move(head.request), sec, std::nullopt};
+    HttpJob job{c.id, std::move(head.request), sec, std::nullopt};
     const BasicAuth* auth = sec ? sec->basicAuth() : nullptr;
     if (auth && !opts.auth_exempt_paths.count(job.request.path)) {
       auto creds = parseBasicAuthorization(job.request.header("authorization"));
       if (!creds) {
-        respond(c, unauthorized(), c.keep_alive, is_head);
+        respond(c, unauthorizedResponse(), c.keep_alive, is_head);
         return;
       }
       if (!auth->cached(*creds)) {
-        std::lock_guard lock(mu);
-        if (auth_jobs.size() >= kMaxAuthQueue) {
+        job.credentials = std::move(creds);
+        if (!pool->submitAuth(std::move(job))) {
           count(HttpDrop::kAuthBusy);
           HttpResponse busy = plain(503, "Service Unavailable: too many logins at once\n");
           busy.extra_headers.emplace_back("Retry-After", "1");
           respond(c, std::move(busy), false, is_head);
-          return;
         }
-        job.credentials = std::move(creds);
-        auth_jobs.push_back(std::move(job));
-        auth_cv.notify_one();
         return;
       }
     }
-    std::lock_guard lock(mu);
-    jobs.push_back(std::move(job));
-    jobs_cv.notify_one();
+    pool->submit(std::move(job));
   }
 
   void completeResponses() {
-    std::vector<Done> batch;
+    std::vector<std::pair<uint64_t, HttpResponse>> batch;
     {
       std::lock_guard lock(done_mu);
       batch.swap(done);
     }
-    for (auto& d : batch) {
-      auto it = conns.find(d.conn);
+    for (auto& [id, response] : batch) {
+      auto it = conns.find(id);
       if (it == conns.end()) continue;  // evicted or gone meanwhile
       Conn& c = *it->second;
-      respond(c, std::move(d.response), c.keep_alive, c.head_request);
+      respond(c, std::move(response), c.keep_alive, c.head_request);
     }
   }
 
@@ -691,12 +589,12 @@ struct HttpServer::Impl {
     closeConn(c);
   }
 
-  // --- the handler pool and the auth thread -----------------------------------------------
+  // --- the handler pool's side ---------------------------------------------------------------
 
-  void post(Done d) {
+  void post(uint64_t conn, HttpResponse r) {
     {
       std::lock_guard lock(done_mu);
-      done.push_back(std::move(d));
+      done.emplace_back(conn, std::move(r));
     }
     uint64_t one = 1;
     (void)!write(wake_fd, &one, sizeof one);
@@ -714,42 +612,6 @@ struct HttpServer::Impl {
       return it->second(req);
     } catch (const std::exception& e) {
       return plain(500, std::string("internal error: ") + e.what() + "\n");
-    }
-  }
-
-  void workerLoop() {
-    while (true) {
-      Job job;
-      {
-        std::unique_lock lock(mu);
-        jobs_cv.wait(lock, [&] { return stopping || !jobs.empty(); });
-        if (stopping) return;
-        job = std::move(jobs.front());
-        jobs.pop_front();
-      }
-      post(Done{job.conn, handle(job.request)});
-    }
-  }
-
-  void authLoop() {
-    while (true) {
-      Job job;
-      {
-        std::unique_lock lock(mu);
-        auth_cv.wait(lock, [&] { return stopping || !auth_jobs.empty(); });
-        if (stopping) return;
-        job = std::move(auth_jobs.front());
-        auth_jobs.pop_front();
-      }
-      bool ok = job.security->basicAuth()->verify(*job.credentials);
-      job.credentials.reset();
-      if (!ok) {
-        post(Done{job.conn, unauthorized()});
-        continue;
-      }
-      std::lock_guard lock(mu);
-      jobs.push_back(std::move(job));
-      jobs_cv.notify_one();
     }
   }
 };
@@ -796,9 +658,9 @@ core::Status HttpServer::start(const HttpOptions& opts) {
   epoll_ctl(impl->epoll_fd, EPOLL_CTL_ADD, impl->wake_fd, &ev);
   port_ = boundPort(impl->listen_fd);
   Impl* p = impl.get();
-  for (int i = 0; i < std::max(1, opts.threads); ++i)
-    p->workers.emplace_back([p] { p->workerLoop(); });
-  p->auth = std::thread([p] { p->authLoop(); });
+  p->pool = std::make_unique<HttpPool>(
+      opts.threads, [p](const HttpRequest& r) { return p->handle(r); },
+      [p](uint64_t conn, HttpResponse r) { p->post(conn, std::move(r)); });
   p->io = std::thread([p] { p->run(); });
   impl_ = std::move(impl);
   return core::Status::Ok();
@@ -807,16 +669,13 @@ core::Status HttpServer::start(const HttpOptions& opts) {
 void HttpServer::stop() {
   if (!impl_) return;
   {
-    std::lock_guard lock(impl_->mu);
+    std::lock_guard lock(impl_->done_mu);
     impl_->stopping = true;
   }
-  impl_->jobs_cv.notify_all();
-  impl_->auth_cv.notify_all();
   uint64_t one = 1;
   (void)!write(impl_->wake_fd, &one, sizeof one);
   impl_->io.join();
-  for (auto& t : impl_->workers) t.join();
-  impl_->auth.join();
+  impl_->pool->stop();
   while (!impl_->conns.empty()) impl_->closeConn(*impl_->conns.begin()->second);
   close(impl_->listen_fd);
   close(impl_->epoll_fd);

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "core/result.h"
+#include "exporter/http_drop.h"
 #include "exporter/http_message.h"
 
 namespace fabricwatch::exporter {
@@ -39,27 +40,6 @@ struct HttpOptions {
   // Paths answered without basic authentication (the kubelet's /healthz, /readyz).
   std::set<std::string> auth_exempt_paths;
 };
-
-// Why the server closed or refused a connection (label `reason` of
-// fabricwatch_http_dropped_total).
-enum class HttpDrop {
-  kLimit,           // at max_connections, nothing evictable
-  kAddressLimit,    // at max_connections_per_address, nothing evictable from that address
-  kEvicted,         // had not completed a request; closed to make room
-  kEvictedIdle,     // idle keep-alive; closed to make room
-  kHeadTimeout,     // TLS handshake or request head not complete within request_timeout
-  kWriteTimeout,    // the client did not read its response within request_timeout
-  kTlsHandshake,    // the handshake failed (plain HTTP to the TLS port, bad client cert...)
-  kMalformed,       // 400: request line or header syntax
-  kTarget,          // 400: not an origin-form or absolute-form target
-  kVersion,         // 505
-  kTooLarge,        // 431: head over max_request_bytes
-  kTooManyHeaders,  // 431
-  kBody,            // 400: GET/HEAD with a body
-  kAuthBusy,        // 503: too many password checks waiting
-  kCount
-};
-const char* httpDropReason(HttpDrop d);
 
 class HttpServer {
  public:

@@ -107,6 +107,47 @@ std::string peerHost(const sockaddr_storage& ss) {
   return buf;
 }
 
+IoResult tlsAccept(int fd, SSL_CTX* ctx, SSL** ssl, std::string* error) {
+  if (!*ssl) {
+    unsigned char first = 0;
+    ssize_t n = recv(fd, &first, 1, MSG_PEEK);
+    if (n == 0) return {Io::kEof, 0};
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return {Io::kWantRead, 0};
+      return {Io::kEof, 0};
+    }
+    if (first != 0x16) {  // not a TLS handshake record
+      static const char kMsg[] =
+          "HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\n"
+          "Connection: close\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
+      (void)!send(fd, kMsg, sizeof kMsg - 1, MSG_NOSIGNAL);
+      return {Io::kNotTls, 0};
+    }
+    *ssl = ctx ? SSL_new(ctx) : nullptr;
+    if (!*ssl || SSL_set_fd(*ssl, fd) != 1) {
+      *error = "cannot set up TLS for the connection";
+      return {Io::kError, 0};
+    }
+    SSL_set_accept_state(*ssl);
+  }
+  ERR_clear_error();
+  int rc = SSL_do_handshake(*ssl);
+  if (rc == 1) return {Io::kDone, 0};
+  switch (SSL_get_error(*ssl, rc)) {
+    case SSL_ERROR_WANT_READ:
+      return {Io::kWantRead, 0};
+    case SSL_ERROR_WANT_WRITE:
+      return {Io::kWantWrite, 0};
+    default: {
+      char buf[256] = "the connection closed during the handshake";
+      if (unsigned long e = ERR_peek_last_error()) ERR_error_string_n(e, buf, sizeof buf);
+      *error = buf;
+      ERR_clear_error();
+      return {Io::kError, 0};
+    }
+  }
+}
+
 IoResult ioRead(int fd, SSL* ssl, char* buf, size_t cap) {
   if (!ssl) {
     ssize_t n = recv(fd, buf, cap, 0);

@@ -23,11 +23,17 @@ int boundPort(int fd);
 // The numeric host of a peer address; IPv4-mapped IPv6 addresses as IPv4.
 std::string peerHost(const sockaddr_storage& ss);
 
-enum class Io { kDone, kWantRead, kWantWrite, kEof, kError };
+enum class Io { kDone, kWantRead, kWantWrite, kEof, kError, kNotTls };
 struct IoResult {
   Io status = Io::kError;
   size_t bytes = 0;
 };
+
+// One step of a server-side TLS handshake on a non-blocking socket; creates *ssl from `ctx` on
+// the first call. kDone: complete; kWantRead/kWantWrite: call again when the socket is ready;
+// kEof: the client left first; kNotTls: the client spoke something else (plain HTTP gets a
+// readable 400, as from Go's server); kError: the handshake failed, *error says why.
+IoResult tlsAccept(int fd, SSL_CTX* ctx, SSL** ssl, std::string* error);
 
 // One read of at most `cap` bytes; kDone with bytes > 0, or why not.
 IoResult ioRead(int fd, SSL* ssl, char* buf, size_t cap);

@@ -9,12 +9,14 @@ issue 13's measurement: with civetweb (one worker per connection from accept unt
 is read), as many trickling connections as worker threads stalled /metrics for seconds.
 
   bench/http_slowloris.py [--host 127.0.0.1] --port PORT [--connections 300] [--trickle 0.05]
-                          [--silent] [--no-reconnect] [--processes 1] [--scrapes 10] [--path /metrics] [--timeout 60]
+                          [--silent] [--no-reconnect] [--processes 1] [--sources A,B]
+                          [--nice 0] [--scrapes 10] [--path /metrics] [--timeout 60]
 e.g. build/fabricwatch serve --web.listen-address=127.0.0.1:29736 &
      bench/http_slowloris.py --port 29736 --connections 300
 """
 import argparse
 import multiprocessing
+import os
 import selectors
 import socket
 import statistics
@@ -32,7 +34,8 @@ def attacker(args, ready, stop, opened):
 
     def open_one():
         try:
-            s = socket.create_connection((args.host, args.port), timeout=5)
+            s = socket.create_connection((args.host, args.port), timeout=5,
+                                         source_address=(args.source, 0) if args.source else None)
             s.setblocking(False)
             s.send(head)
             sel.register(s, selectors.EVENT_READ)
@@ -76,6 +79,8 @@ def attacker(args, ready, stop, opened):
 
 
 def attacker_process(args, stop, queue):
+    if args.nice:
+        os.nice(args.nice)
     ready, opened = threading.Event(), []
     t = threading.Thread(target=attacker, args=(args, ready, stop, opened), daemon=True)
     t.start()
@@ -113,6 +118,12 @@ def main():
     p.add_argument("--silent", action="store_true", help="send nothing after the first bytes")
     p.add_argument("--no-reconnect", action="store_true", help="do not replace closed connections")
     p.add_argument("--processes", type=int, default=1, help="attacker processes")
+    p.add_argument("--sources", default="",
+                   help="source addresses of the attackers, one per process in turn "
+                        "(e.g. 127.0.0.2,127.0.0.3); the scraper connects from the default")
+    p.add_argument("--nice", type=int, default=0,
+                   help="niceness of the attacker processes: on one machine they would otherwise "
+                        "take the server's CPU, which a remote attacker cannot")
     p.add_argument("--scrapes", type=int, default=10)
     p.add_argument("--path", default="/metrics")
     p.add_argument("--timeout", type=float, default=60)
@@ -127,9 +138,11 @@ def main():
     stop = ctx.Event()
     queue = ctx.Queue()
     procs = []
-    for n in per:
+    sources = args.sources.split(",") if args.sources else [None]
+    for i, n in enumerate(per):
         a = argparse.Namespace(**vars(args))
         a.connections = n
+        a.source = sources[i % len(sources)]
         pr = ctx.Process(target=attacker_process, args=(a, stop, queue))
         pr.start()
         procs.append(pr)
@@ -154,7 +167,9 @@ def main():
           % (args.host, args.port, args.connections,
              (" --silent" if args.silent else " --trickle %g" % args.trickle)
              + (" --no-reconnect" if args.no_reconnect else "")
-             + (" --processes %d" % args.processes if args.processes > 1 else ""), args.scrapes, args.path))
+             + (" --processes %d" % args.processes if args.processes > 1 else "")
+             + (" --sources %s" % args.sources if args.sources else "")
+             + (" --nice %d" % args.nice if args.nice else ""), args.scrapes, args.path))
     return 1 if failed else 0
 
 

@@ -221,17 +221,16 @@ struct HttpServer::Impl {
         return;
       }
       std::string addr = peerHost(ss);
-      auto& n_addr = per_address[addr];
-      if (n_addr >= opts.max_connections_per_address && !evictOne(&addr)) {
+      auto n = per_address.find(addr);
+      if (n != per_address.end() && n->second >= opts.max_connections_per_address &&
+          !evictOne(&addr)) {
         count(HttpDrop::kAddressLimit);
         close(fd);
-        if (n_addr == 0) per_address.erase(addr);
         continue;
       }
       if (static_cast<int>(conns.size()) >= opts.max_connections && !evictOne(nullptr)) {
         count(HttpDrop::kLimit);
         close(fd);
-        if (per_address[addr] == 0) per_address.erase(addr);
         continue;
       }
       int one = 1;
@@ -254,6 +253,32 @@ struct HttpServer::Impl {
       Conn& ref = *c;
       conns.emplace(c->id, std::move(c));
       enter(ref, tls ? State::kHandshake : State::kHead);
+      // A client usually sends its request (or ClientHello) with the connection: take it now,
+      // before more accepts could evict the connection as incomplete.
+      refresh(ref);
+    }
+  }
+
+  // Reads what a connection has been sent, so that it is judged by its state now: a request
+  // that has arrived is dispatched instead of evicted as incomplete. May close `c`.
+  void refresh(Conn& c) {
+    if (c.state == State::kHandshake)
+      handshake(c);
+    else if (c.state == State::kHead || c.state == State::kIdle)
+      readHead(c);
+  }
+
+  static int evictionRank(State s) {
+    switch (s) {
+      case State::kLinger:
+        return 0;
+      case State::kHandshake:
+      case State::kHead:
+        return 1;
+      case State::kIdle:
+        return 2;
+      default:
+        return -1;  // being answered: never evicted
     }
   }
 
@@ -261,35 +286,32 @@ struct HttpServer::Impl {
   // complete request (head or handshake), then idle keep-alive ones, oldest first in each.
   // Connections whose request is being answered are never evicted.
   bool evictOne(const std::string* addr) {
-    Conn* victim = nullptr;
-    int victim_rank = 3;
-    for (auto& [id, c] : conns) {
-      if (addr && c->addr != *addr) continue;
-      int rank;
-      switch (c->state) {
-        case State::kLinger:
-          rank = 0;
-          break;
-        case State::kHandshake:
-        case State::kHead:
-          rank = 1;
-          break;
-        case State::kIdle:
-          rank = 2;
-          break;
-        default:
-          continue;
+    for (int attempt = 0; attempt < 8; ++attempt) {
+      Conn* victim = nullptr;
+      int victim_rank = 3;
+      for (auto& [id, c] : conns) {
+        if (addr && c->addr != *addr) continue;
+        int rank = evictionRank(c->state);
+        if (rank < 0) continue;
+        if (rank < victim_rank || (rank == victim_rank && c->since < victim->since)) {
+          victim = c.get();
+          victim_rank = rank;
+        }
       }
-      if (rank < victim_rank || (rank == victim_rank && c->since < victim->since)) {
-        victim = c.get();
-        victim_rank = rank;
+      if (!victim) return false;
+      uint64_t id = victim->id;
+      if (victim_rank > 0) {
+        refresh(*victim);
+        auto it = conns.find(id);
+        if (it == conns.end()) return true;  // it was closed (the client left): room made
+        if (evictionRank(it->second->state) != victim_rank) continue;  // it made progress
       }
+      if (victim_rank == 1) count(HttpDrop::kEvicted);
+      if (victim_rank == 2) count(HttpDrop::kEvictedIdle);
+      closeConn(*victim);
+      return true;
     }
-    if (!victim) return false;
-    if (victim_rank == 1) count(HttpDrop::kEvicted);
-    if (victim_rank == 2) count(HttpDrop::kEvictedIdle);
-    closeConn(*victim);
-    return true;
+    return false;
   }
 
   void observe(Conn& c) {

@@ -4,6 +4,7 @@
 #include <netinet/tcp.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -657,6 +658,9 @@ void HttpServer::setSecurity(std::shared_ptr<const WebSecurity> security) {
 
 core::Status HttpServer::start(const HttpOptions& opts) {
   if (impl_) return core::Error{"the HTTP server is already running"};
+  // OpenSSL writes to the socket with write(2), which raises SIGPIPE when a client has hung
+  // up; a server must never die of that (plain sockets use MSG_NOSIGNAL).
+  signal(SIGPIPE, SIG_IGN);
   auto impl = std::make_unique<Impl>(*this, opts);
   impl->security = std::move(pending_security_);
   impl->tls = impl->security && impl->security->tlsContext();

@@ -89,6 +89,30 @@ TEST_F(WebSecurityTest, ServesTlsWithTheConfiguredCertificate) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+TEST_F(WebSecurityTest, ClientsHangingUpMidResponseDoNotKillTheServer) {
+  auto big = std::make_shared<const std::string>(32 << 20, 'x');
+  server_.route("/big", [big](const HttpRequest&) {
+    HttpResponse r{200, "text/plain", ""};
+    r.shared_body = big;
+    return r;
+  });
+  start(kTls);
+  // A client that asks and hangs up at once: OpenSSL's writes of the answer then meet a closed
+  // socket (SIGPIPE unless ignored: the whole process would die).
+  std::string script =
+      "import socket, ssl, sys\n"
+      "ctx = ssl.create_default_context(cafile=sys.argv[1])\n"
+      "for _ in range(3):\n"
+      "    s = ctx.wrap_socket(socket.create_connection(('127.0.0.1', int(sys.argv[2]))),\n"
+      "                        server_hostname='localhost')\n"
+      "    s.sendall(b'GET /big HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n')\n"
+      "    s.close()\n";
+  auto r = testing::runCommand(
+      {"/usr/bin/python3", "-c", script, pki().ca_crt, std::to_string(server_.port())});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(curl({}), "200");
+}
+
 TEST_F(WebSecurityTest, PlainHttpToTheTlsPortGetsAReadableRefusal) {
   start(kTls);
   auto c = testing::TcpClient::connect(server_.port());

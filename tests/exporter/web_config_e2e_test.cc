@@ -1,12 +1,8 @@
 // `fabricwatch serve` on its HTTP port, end to end: slow clients while /metrics is scraped,
 // --web.config.file (TLS and basic auth in front of every endpoint, the kubelet exemption,
 // reloads, positioned errors), and the real Prometheus scraping over TLS with basic auth.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <thread>
@@ -31,11 +27,12 @@ std::vector<std::string> fixtureArgs() {
   return {"--path.rootfs=" + fixture("p5_efa"), "--node.name=e2e"};
 }
 
-// The status of `curl` against the daemon ("000" when no HTTP answer came).
-std::string curl(int port, const std::string& path, std::vector<std::string> args,
-                 bool tls = true) {
-  std::vector<std::string> argv = {"/usr/bin/curl", "-s",         "-o", "/dev/null", "-w",
-                                   "%{http_code}",  "--max-time", "10"};
+// curl against the daemon: its output, or with `status`, the HTTP status only ("000" when no
+// HTTP answer came).
+std::string curl(int port, const std::string& path, std::vector<std::string> args, bool tls = true,
+                 bool status = true) {
+  std::vector<std::string> argv = {"/usr/bin/curl", "-s", "--max-time", "10"};
+  if (status) argv.insert(argv.end(), {"-o", "/dev/null", "-w", "%{http_code}"});
   argv.insert(argv.end(), args.begin(), args.end());
   argv.push_back(std::string(tls ? "https" : "http") + "://localhost:" + std::to_string(port) +
                  path);
@@ -43,22 +40,7 @@ std::string curl(int port, const std::string& path, std::vector<std::string> arg
 }
 
 std::string curlBody(int port, const std::string& path, std::vector<std::string> args) {
-  std::vector<std::string> argv = {"/usr/bin/curl", "-s", "--max-time", "10"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  argv.push_back("https://localhost:" + std::to_string(port) + path);
-  return runCommand(argv).out;
-}
-
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
+  return curl(port, path, std::move(args), true, false);
 }
 
 bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = 30s) {

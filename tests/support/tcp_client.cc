@@ -79,6 +79,18 @@ std::string TcpClient::readUntil(const std::function<bool(const std::string&)>& 
   return out;
 }
 
+int freePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
 long contentLength(const std::string& r) {
   auto head_end = r.find("\r\n\r\n");
   std::string head = r.substr(0, head_end);

@@ -36,6 +36,9 @@ class TcpClient {
   std::string pending_;  // bytes read past the last response
 };
 
+// A loopback port that was free a moment ago (for a server whose port must be known in advance).
+int freePort();
+
 // Content-Length of a response head, or -1.
 long contentLength(const std::string& response);
 

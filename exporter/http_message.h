@@ -38,11 +38,16 @@ struct HttpResponse {
   // Bytes shared with a longer-lived owner (e.g. an exposition rendered once per snapshot);
   // sent after `body` without a copy when set.
   std::shared_ptr<const std::string> shared_body;
+  // Sent after shared_body: what a request adds to shared bytes (e.g. per-request metrics, or
+  // the end of a compressed stream whose start is shared).
+  std::string tail;
   std::string content_encoding;  // e.g. "gzip"; sent with "Vary: Accept-Encoding"
   // More response headers ("Name", "value"), e.g. WWW-Authenticate, Allow.
   std::vector<std::pair<std::string, std::string>> extra_headers;
 
-  size_t bodySize() const { return body.size() + (shared_body ? shared_body->size() : 0); }
+  size_t bodySize() const {
+    return body.size() + (shared_body ? shared_body->size() : 0) + tail.size();
+  }
 };
 
 // Why a request head was refused; each has its status and a metric reason.

@@ -29,8 +29,6 @@ using Clock = std::chrono::steady_clock;
 
 constexpr uint64_t kListenerId = 0;
 constexpr uint64_t kWakeId = 1;
-// Password checks waiting for the auth thread; more are answered 503 at once.
-constexpr size_t kMaxAuthQueue = 64;
 // After a response that ends the connection, what the client still sends is read and dropped
 // for this long, so that closing does not reset the connection under the response.
 constexpr auto kLinger = std::chrono::seconds(2);
@@ -57,10 +55,11 @@ struct Conn {
   bool head_request = false;  // the request being answered is a HEAD
   std::string in;
   HeadScanner scanner;
-  // The response being written: head, body and shared body, as iovecs from `out_off`.
+  // The response being written: head, body, shared body and tail, as iovecs from `out_off`.
   std::string out_head;
   std::string out_body;
   std::shared_ptr<const std::string> out_shared;
+  std::string out_tail;
   size_t out_off = 0;
   bool keep_alive = false;
   // For the observer.
@@ -537,9 +536,11 @@ struct HttpServer::Impl {
     if (head_only) {
       c.out_body.clear();
       c.out_shared.reset();
+      c.out_tail.clear();
     } else {
       c.out_body = std::move(r.body);
       c.out_shared = std::move(r.shared_body);
+      c.out_tail = std::move(r.tail);
     }
     c.out_off = 0;
     enter(c, State::kWrite);
@@ -548,10 +549,10 @@ struct HttpServer::Impl {
 
   void writeResponse(Conn& c) {
     while (true) {
-      iovec iov[3];
+      iovec iov[4];
       int n = 0;
       size_t off = c.out_off;
-      const std::string* parts[] = {&c.out_head, &c.out_body, c.out_shared.get()};
+      const std::string* parts[] = {&c.out_head, &c.out_body, c.out_shared.get(), &c.out_tail};
       for (const std::string* s : parts) {
         if (!s) continue;
         if (off >= s->size()) {
@@ -583,6 +584,8 @@ struct HttpServer::Impl {
     c.out_body.clear();
     c.out_body.shrink_to_fit();
     c.out_shared.reset();
+    c.out_tail.clear();
+    c.out_tail.shrink_to_fit();
     c.out_off = 0;
     if (!c.keep_alive) {
       if (c.ssl) {

@@ -364,6 +364,12 @@ TEST_F(HttpServerFixture, ConnectionsBeingAnsweredAreNeverEvicted) {
   ASSERT_TRUE(extra);
   EXPECT_TRUE(extra->waitClosed(10s));
   EXPECT_EQ(server_.dropped(HttpDrop::kAddressLimit), 1u);
+  // From another address, the total cap refuses it the same way.
+  auto other = TcpClient::connect(server_.port(), "127.0.0.2");
+  ASSERT_TRUE(other);
+  EXPECT_TRUE(other->waitClosed(10s));
+  EXPECT_EQ(server_.dropped(HttpDrop::kLimit), 1u);
+  EXPECT_EQ(server_.dropped(HttpDrop::kEvicted), 0u);
   {
     std::lock_guard lock(m);
     release = true;
@@ -436,6 +442,31 @@ TEST(HttpServerTest, AcceptEncodingFollowsQValues) {
   EXPECT_FALSE(req("deflate, br").acceptsEncoding("gzip"));
   EXPECT_FALSE(req("gzipx").acceptsEncoding("gzip"));
   EXPECT_FALSE(HttpRequest{}.acceptsEncoding("gzip"));
+}
+
+// A response's parts go out in order, body, shared bytes, tail, on a connection that serves the
+// next request with nothing left over; HEAD counts them all and sends none.
+TEST(HttpServerTest, TailFollowsTheSharedBytes) {
+  HttpServer s;
+  s.route("/t", [](const HttpRequest&) {
+    HttpResponse r{200, "text/plain", "body,"};
+    r.shared_body = std::make_shared<const std::string>("shared,");
+    r.tail = "tail";
+    return r;
+  });
+  ASSERT_TRUE(s.start(options()));
+  auto c = TcpClient::connect(s.port());
+  ASSERT_TRUE(c);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(c->send(get("/t")));
+    std::string r = c->readResponse();
+    EXPECT_NE(r.find("Content-Length: 16\r\n"), std::string::npos) << r;
+    EXPECT_EQ(r.substr(r.size() - 16), "body,shared,tail") << r;
+  }
+  ASSERT_TRUE(c->send("HEAD /t HTTP/1.1\r\nHost: x\r\n\r\n"));
+  std::string h = c->readResponse(10s, true);
+  EXPECT_NE(h.find("Content-Length: 16\r\n"), std::string::npos) << h;
+  EXPECT_EQ(h.substr(h.size() - 4), "\r\n\r\n") << h;
 }
 
 TEST(HttpServerTest, PortInUseIsAClearError) {

@@ -1,16 +1,18 @@
 // TLS and basic auth of the HTTP server, with real certificates (made by openssl for the test)
 // and a real TLS client (curl), following exporter-toolkit's TestServerBehaviour table: TLS
 // versions, cipher suites, every client_auth_type with no, a trusted and an untrusted client
-// certificate, client_allowed_sans, basic auth, security headers, the rate limit, reloads.
+// certificate, client_allowed_sans, basic auth, security headers, the rate limit.
 #include "exporter/web_security.h"
 
+#include <crypt.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
+#include <memory>
 #include <thread>
 
 #include "exporter/http_server.h"
-#include "exporter/web_config_watcher.h"
 #include "tests/support/process.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/test_pki.h"
@@ -244,6 +246,68 @@ TEST_F(WebSecurityTest, RateLimitAnswers429) {
   EXPECT_EQ(curl({}, "/hello", false), "429");
 }
 
+// Password guessing fills the password thread's queue: what does not fit is answered 503 at
+// once and counted, and a scraper whose credentials were verified before is answered meanwhile
+// (its check is a cache hit, not a place in the queue).
+TEST(WebSecurityAuthTest, GuessingCannotDelayVerifiedScrapers) {
+  // A costly hash (bcrypt cost 13, about half a second a check) for the guessed name: a full
+  // queue takes half a minute to drain.
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  ASSERT_TRUE(crypt_gensalt_rn("$2b$", 13, nullptr, 0, salt, sizeof salt));
+  auto data = std::make_unique<crypt_data>();
+  std::memset(data.get(), 0, sizeof(crypt_data));
+  std::string slow = crypt_rn("not-guessable", salt, data.get(), sizeof(crypt_data));
+  auto l = buildWebSecurity("basic_auth_users:\n  alice: " + kAlice + "\n  root: " + slow + "\n",
+                            "/web.yml");
+  ASSERT_TRUE(l.problems.empty()) << core::formatAll(l.problems);
+  HttpServer server;
+  server.route("/metrics", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "m"}; });
+  server.setSecurity(l.security);
+  HttpOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.max_connections = o.max_connections_per_address = 512;
+  ASSERT_TRUE(server.start(o));
+  auto request = [](const std::string& auth) {
+    return "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + auth + "\r\n\r\n";
+  };
+  const std::string alice = "YWxpY2U6YWxpY2UxMjM=";  // alice:alice123
+  // alice is verified once: her next scrapes are cache hits.
+  {
+    auto c = testing::TcpClient::connect(server.port());
+    ASSERT_TRUE(c && c->send(request(alice)));
+    ASSERT_EQ(c->readResponse().substr(0, 12), "HTTP/1.1 200");
+  }
+  // 200 guesses at root's password at once, each on a connection of its own.
+  constexpr int kGuesses = 200;
+  std::vector<testing::TcpClient> guesses;
+  for (int i = 0; i < kGuesses; ++i) {
+    auto c = testing::TcpClient::connect(server.port());
+    ASSERT_TRUE(c);
+    ASSERT_TRUE(c->send(request("cm9vdDpndWVzcw==")));  // root:guess
+    guesses.push_back(std::move(*c));
+  }
+  // The queue holds 64 and a check takes hundreds of milliseconds: most guesses are refused
+  // at once (all but the few checked while the 200 arrive, on a loaded machine).
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server.dropped(HttpDrop::kAuthBusy) < kGuesses / 2 &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  EXPECT_GE(server.dropped(HttpDrop::kAuthBusy), static_cast<uint64_t>(kGuesses / 2));
+  // Those were answered 503, asking to retry (the others are still waiting: a short look each).
+  std::string refused;
+  for (auto g = guesses.rbegin(); g != guesses.rend() && refused.empty(); ++g) {
+    std::string r = g->readUntil(
+        [](const std::string& in) { return in.find("\r\n\r\n") != std::string::npos; }, 100ms);
+    if (r.rfind("HTTP/1.1 503", 0) == 0) refused = r;
+  }
+  EXPECT_NE(refused.find("Retry-After: 1\r\n"), std::string::npos) << refused;
+  // The queue takes many seconds to drain (64 checks at cost 13); alice does not wait for it.
+  auto c = testing::TcpClient::connect(server.port());
+  ASSERT_TRUE(c && c->send(request(alice)));
+  EXPECT_EQ(c->readResponse(10s).substr(0, 12), "HTTP/1.1 200");
+  server.stop();  // drops the checks still queued
+}
+
 TEST(WebSecurityLoadTest, FilesThatDoNotLoadArePositioned) {
   ASSERT_EQ(pki().error, "");
   std::string dir = pki().dir.path();
@@ -278,63 +342,6 @@ TEST(WebSecurityLoadTest, FilesThatDoNotLoadArePositioned) {
       dir + "/web.yml");
   EXPECT_TRUE(inline_load.problems.empty()) << core::formatAll(inline_load.problems);
   EXPECT_TRUE(inline_load.security && inline_load.security->tlsContext());
-}
-
-TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
-  ASSERT_EQ(pki().error, "");
-  testing::TempDir dir;
-  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt");
-  std::filesystem::copy_file(pki().server_key, dir.path() + "/server.key");
-  std::string file = dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n");
-  std::shared_ptr<const WebSecurity> applied;
-  std::vector<bool> reports;
-  std::mutex mu;
-  WebConfigWatcher w(
-      file,
-      [&](std::shared_ptr<const WebSecurity> s) {
-        std::lock_guard lock(mu);
-        applied = std::move(s);
-      },
-      [&](bool ok) {
-        std::lock_guard lock(mu);
-        reports.push_back(ok);
-      });
-  ASSERT_TRUE(w.load());
-  auto first = w.current();
-  ASSERT_TRUE(first && first->basicAuth());
-  EXPECT_FALSE(w.reloadIfChanged()) << "nothing changed";
-
-  // A new user: picked up by the polling thread.
-  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n  bob: " + kBob + "\n");
-  w.start(20ms);
-  auto deadline = std::chrono::steady_clock::now() + 20s;
-  while (w.current() == first && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(10ms);
-  w.stop();
-  ASSERT_NE(w.current(), first);
-  EXPECT_EQ(w.current()->basicAuth()->users(), 2u);
-  auto good = w.current();
-
-  // A bad file keeps the last good one, and says so.
-  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: notahash\n");
-  EXPECT_FALSE(w.reloadIfChanged());
-  EXPECT_EQ(w.current(), good);
-  // So does a file that would turn TLS off.
-  dir.write("web.yml", "basic_auth_users:\n  alice: " + kAlice + "\n");
-  EXPECT_FALSE(w.reloadIfChanged());
-  EXPECT_EQ(w.current(), good);
-  // A changed certificate (cert-manager renewing the Secret) is a change too.
-  dir.write("web.yml", kTls);
-  EXPECT_TRUE(w.reloadIfChanged());
-  auto renewed = w.current();
-  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt",
-                             std::filesystem::copy_options::overwrite_existing);
-  std::ofstream(dir.path() + "/server.crt", std::ios::app) << "\n";
-  EXPECT_TRUE(w.reloadIfChanged());
-  EXPECT_NE(w.current(), renewed);
-  std::lock_guard lock(mu);
-  EXPECT_EQ(applied, w.current());
-  EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, true, true}));
 }
 
 }  // namespace

@@ -19,9 +19,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// alice's password is alice123 (cost 4: fast tests).
-const std::string kAlice = "$2b$04$/VmcFewbUeMitGpmNp0Q2ui3ZCnvyylYY4EP6nFiADaXmAlteVxJm";
-const std::string kBob = "$2b$04$bRN2fmEQvDHL147ENM3qMOGdc3C0akHjJIdeYAin/Ye0Igtts7ySu";
+const std::string& kAlice = kAliceHash;  // alice123
+const std::string& kBob = kBobHash;      // bob123
 
 std::vector<std::string> fixtureArgs() {
   return {"--path.rootfs=" + fixture("p5_efa"), "--node.name=e2e"};

@@ -30,18 +30,14 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestPki;
 
-// Cost 4: fast tests. alice's password is alice123, bob's bob123.
-const std::string kAlice = "$2b$04$/VmcFewbUeMitGpmNp0Q2ui3ZCnvyylYY4EP6nFiADaXmAlteVxJm";
-const std::string kBob = "$2b$04$bRN2fmEQvDHL147ENM3qMOGdc3C0akHjJIdeYAin/Ye0Igtts7ySu";
+const std::string& kAlice = testing::kAliceHash;                                 // alice123
+const std::string& kBob = testing::kBobHash;                                     // bob123
 const std::string kAliceAuth = "Authorization: Basic YWxpY2U6YWxpY2UxMjM=\r\n";  // alice:alice123
 const std::string kBobAuth = "Authorization: Basic Ym9iOmJvYjEyMw==\r\n";        // bob:bob123
 
 const std::string kTls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
 
-TestPki& pki() {
-  static TestPki* p = new TestPki();  // made once for the whole binary (openssl takes a while)
-  return *p;
-}
+TestPki& pki() { return TestPki::shared(); }
 
 // The status of an HTTP response ("HTTP/1.1 200 OK..." -> 200), 0 when there is none.
 int statusOf(const std::string& response) {

@@ -23,14 +23,10 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestPki;
 
-// Cost 4: fast tests. alice's password is alice123, bob's bob123.
-const std::string kAlice = "$2b$04$/VmcFewbUeMitGpmNp0Q2ui3ZCnvyylYY4EP6nFiADaXmAlteVxJm";
-const std::string kBob = "$2b$04$bRN2fmEQvDHL147ENM3qMOGdc3C0akHjJIdeYAin/Ye0Igtts7ySu";
+const std::string& kAlice = testing::kAliceHash;  // alice123
+const std::string& kBob = testing::kBobHash;      // bob123
 
-TestPki& pki() {
-  static TestPki* p = new TestPki();  // made once for the whole binary (openssl takes a while)
-  return *p;
-}
+TestPki& pki() { return TestPki::shared(); }
 
 class WebSecurityTest : public ::testing::Test {
  protected:

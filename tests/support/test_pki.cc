@@ -56,4 +56,9 @@ std::string TestPki::clientWithSan(const std::string& name, const std::string& s
   return p(name);
 }
 
+TestPki& TestPki::shared() {
+  static TestPki* p = new TestPki();
+  return *p;
+}
+
 }  // namespace fabricwatch::testing

@@ -20,6 +20,15 @@ struct TestPki {
   TestPki();
   // Another client certificate signed by the CA, with `san` as its DNS SAN.
   std::string clientWithSan(const std::string& name, const std::string& san);
+
+  // One PKI for the whole test binary (openssl takes a while); never destroyed.
+  static TestPki& shared();
 };
+
+// Basic-auth users for web configurations in tests, bcrypt at cost 4 (fast): alice's password
+// is alice123, bob's bob123.
+inline const std::string kAliceHash =
+    "$2b$04$/VmcFewbUeMitGpmNp0Q2ui3ZCnvyylYY4EP6nFiADaXmAlteVxJm";
+inline const std::string kBobHash = "$2b$04$bRN2fmEQvDHL147ENM3qMOGdc3C0akHjJIdeYAin/Ye0Igtts7ySu";
 
 }  // namespace fabricwatch::testing

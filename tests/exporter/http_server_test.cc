@@ -16,6 +16,7 @@ namespace fabricwatch::exporter {
 namespace {
 
 using namespace std::chrono_literals;
+using namespace std::string_literals;
 using testing::TcpClient;
 
 HttpOptions options(int threads = 2, int max_request_bytes = 2048, int request_timeout_ms = 1000) {
@@ -206,8 +207,8 @@ TEST_F(HttpServerFixture, BadHeadsAreAnsweredAndCountedByReason) {
        HttpDrop::kMalformed},
       {"obs-fold", "GET /hello HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n  2\r\n\r\n", "400",
        HttpDrop::kMalformed},
-      {"NUL in a value", std::string("GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n", 45),
-       "400", HttpDrop::kMalformed},
+      {"NUL in a value", "GET /hello HTTP/1.1\r\nHost: x\r\nX-A: a\0b\r\n\r\n"s, "400",
+       HttpDrop::kMalformed},
       {"authority-form", "GET 127.0.0.1:80 HTTP/1.1\r\nHost: x\r\n\r\n", "400", HttpDrop::kTarget},
       {"asterisk-form", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", "400", HttpDrop::kTarget},
       {"control in target", "GET /he\x01llo HTTP/1.1\r\nHost: x\r\n\r\n", "400", HttpDrop::kTarget},

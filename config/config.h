@@ -28,7 +28,11 @@ struct Config {
     std::string listen_address = ":19736";
     int threads = 4;
     int max_request_bytes = 16384;
-    Duration request_timeout{10000};
+    Duration request_timeout{10000};  // TLS handshake + request head; a response's write
+    Duration idle_timeout{120000};    // keep-alive connection between requests
+    int max_connections = 256;
+    int max_connections_per_address = 32;
+    bool auth_exempt_health = false;  // /healthz and /readyz without basic auth
     bool operator==(const Web&) const = default;
   } web;
 

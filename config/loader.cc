@@ -190,6 +190,18 @@ const std::vector<Key>& schema() {
       {"web.request_timeout",
        durationKey(milliseconds(100), milliseconds(600000),
                    [](Config& c, Duration d, const std::string&) { c.web.request_timeout = d; })},
+      {"web.idle_timeout",
+       durationKey(milliseconds(100), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.web.idle_timeout = d; })},
+      {"web.max_connections",
+       intKey(1, 16384, [](Config& c, int64_t v) { c.web.max_connections = static_cast<int>(v); })},
+      {"web.max_connections_per_address", intKey(1, 16384,
+                                                 [](Config& c, int64_t v) {
+                                                   c.web.max_connections_per_address =
+                                                       static_cast<int>(v);
+                                                 })},
+      {"web.auth_exempt_health",
+       boolKey([](Config& c, bool v, const std::string&) { c.web.auth_exempt_health = v; })},
       {"log.level", stringKey([](Config& c, const std::string& v,
                                  const std::string&) -> std::optional<std::string> {
          auto l = core::log::parseLevel(v);

@@ -20,9 +20,12 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     flags.add(
         "web.listen-address",
         "Address for /metrics and the API, HOST:PORT or :PORT. Overrides web.listen_address.");
-    flags.add(
-        "web.config.file",
-        "Web configuration (TLS, basic auth) in the exporter-toolkit format. Not supported yet.");
+    flags.add("web.config.file",
+              "Web configuration (TLS, basic auth) in the Prometheus exporter-toolkit format; "
+              "re-read when it changes and on SIGHUP.");
+    flags.addBool("web.auth-exempt-health",
+                  "Answer /healthz and /readyz without basic auth (kubelet probes). Overrides "
+                  "web.auth_exempt_health.");
     flags.add("node.name",
               "This node's name in the peer mesh (default $NODE_NAME, else the host name). "
               "Overrides peer.node_name.");
@@ -169,11 +172,9 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
       r.config.policy.resource_group_from_flag = true;
     }
   }
-  if (flags.isSet("web.config.file")) {
-    problem("web.config.file",
-            "TLS and basic authentication are not supported yet; remove the flag and put "
-            "fabricwatch behind a proxy (e.g. kube-rbac-proxy) until they are");
-  }
+  if (flags.isSet("web.auth-exempt-health")) r.config.web.auth_exempt_health = true;
+  if (flags.isSet("web.config.file") && flags.get("web.config.file").empty())
+    problem("web.config.file", "must name a file");
 }
 
 config::LoadResult loadConfigWithFlags(const FlagSet& flags) {

@@ -1,10 +1,6 @@
 // docs/metrics.md is the reference for every metric family: this test scrapes the real binary
 // on fixture roots and checks each family's name, type, labels and help against it.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,6 +12,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -115,19 +112,6 @@ std::set<std::string> checkAgainstDocs(const std::string& exposition, const std:
       EXPECT_TRUE(it->second.labels.count(l)) << name << " label " << l << " is not documented";
   }
   return seen;
-}
-
-// A port that was free a moment ago (the peer listener needs one known in advance).
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
 }
 
 TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {

@@ -65,7 +65,8 @@ core::Status Daemon::start() {
   opts.threads = config_.web.threads;
   opts.max_request_bytes = config_.web.max_request_bytes;
   opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
-  auto prober = probes::peer::makePeerProber(config_);
+  auto prober = probes::peer::makePeerProber(
+      config_, policy::configuredResourceGroup(policyStageOptions(config_)));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
@@ -129,7 +130,8 @@ bool Daemon::reload() {
   applyLogging(r.config);
   // The mesh restarts with the new configuration; if it cannot (e.g. the secret file went
   // missing), the running one is restarted and the error logged.
-  auto next_prober = probes::peer::makePeerProber(r.config);
+  auto next_prober = probes::peer::makePeerProber(
+      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
   std::shared_ptr<probes::peer::PeerProber> prober = prober_;
   if (!next_prober) {
     core::log::error("peer", "cannot rebuild the peer mesh, keeping the running one",

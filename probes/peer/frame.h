@@ -35,7 +35,12 @@ enum class FrameType : uint8_t {
   kEchoRequest = 1,
   kEchoReply = 2,
   kDeclined = 3,
-  // 16..31: the fabric (libfabric) probe. 32..47: the NCCL probe.
+  // 16..31: the fabric (libfabric) probe (fabric_wire.h): its endpoint's name, and sessions.
+  kFabricHelloRequest = 16,
+  kFabricHelloReply = 17,
+  kFabricSessionRequest = 18,
+  kFabricSessionReply = 19,
+  // 32..47: the NCCL probe.
   // 240..255: never sent by fabricwatch itself; free for tests and experiments.
   kPrivateFirst = 240,
 };

@@ -106,6 +106,10 @@ void Responder::loop() {
     SessionSpec spec = spec_;
     auto limit = std::min(std::chrono::milliseconds(spec.timeout_ms), max_session_);
     lock.unlock();
+    core::log::debug("fabric", "responder session started",
+                     {{"kind", sessionKindName(spec.kind)},
+                      {"size", std::to_string(spec.size)},
+                      {"count", std::to_string(spec.count)}});
     Measurement m = session->respond(Clock::now() + limit, &stop_flag_);
     if (m.error) ep_->closeEndpoint();  // its receives may still be posted: end them first
     session.reset();

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "probes/fabric/initiator.h"
@@ -176,6 +177,40 @@ TEST(FabricPingPongTest, ResponderIgnoresMessagesOfAnotherSession) {
   EXPECT_GE(std::get<uint64_t>(begun), 2u);  // a new epoch
   m = p.initiator.latency(p.address(), next, 0, Clock::now() + 10s, nullptr);
   EXPECT_FALSE(m.error) << m.error->message();
+}
+
+size_t openFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+TEST(FabricPingPongTest, FailedSessionsLeakNothing) {
+  Pair p(tcpOptions());
+  ASSERT_TRUE(p.ready());
+  auto once = [&](bool fail) {
+    auto spec = latencySpec(5);
+    spec.timeout_ms = 300;
+    auto begun = p.responder.begin(spec, p.initiator.name());
+    ASSERT_TRUE(std::holds_alternative<uint64_t>(begun)) << std::get<std::string>(begun);
+    auto sent = spec;
+    if (fail) sent.id ^= 1;  // the responder ignores it: both sides time out and reopen
+    uint64_t before = p.responder.stats().sessions;
+    Measurement m =
+        p.initiator.latency(p.address(), sent, 0, Clock::now() + (fail ? 300ms : 10s), nullptr);
+    EXPECT_EQ(m.error.has_value(), fail);
+    waitSessions(p.responder, before + 1);
+    ASSERT_TRUE(p.responder.waitOpen(10s));
+    ASSERT_FALSE(p.initiator.ensureOpen());
+  };
+  once(false);
+  size_t fds = openFds();
+  for (int i = 0; i < 5; ++i) once(true);
+  once(false);
+  EXPECT_EQ(p.responder.stats().reopened, 5u);
+  EXPECT_EQ(p.initiator.reopened(), 5u);
+  // Every reopened endpoint closed the old one's sockets and descriptors.
+  EXPECT_EQ(openFds(), fds);
 }
 
 TEST(FabricPingPongTest, PeerLostMidSessionEndsAtTheDeadline) {

@@ -1,5 +1,6 @@
 # Every dependency is a Debian package (scripts/dev installs them). NCCL and CUDA are never
-# linked: the NCCL probe dlopen()s them at run time, so a node without them runs everything else.
+# linked: the NCCL probe (probes/nccl) dlopen()s them in its child process at run time, so a
+# node without them builds and runs everything else.
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)   # core: metric families and the text serializer

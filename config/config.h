@@ -20,6 +20,7 @@ struct SourceConfig {
   bool enabled = true;
   Duration interval{0};  // 0: use collect.interval
   Duration timeout{0};   // 0: use collect.timeout
+  bool operator==(const SourceConfig&) const = default;
 };
 
 struct Config {
@@ -28,15 +29,18 @@ struct Config {
     int threads = 4;
     int max_request_bytes = 16384;
     Duration request_timeout{10000};
+    bool operator==(const Web&) const = default;
   } web;
 
   struct Log {
     core::log::Level level = core::log::Level::kInfo;
     core::log::Format format = core::log::Format::kLogfmt;
+    bool operator==(const Log&) const = default;
   } log;
 
   struct Host {
     std::string rootfs = "/";
+    bool operator==(const Host&) const = default;
   } host;
 
   struct Collect {
@@ -44,7 +48,10 @@ struct Config {
     Duration timeout{10000};
     double jitter = 0.1;
     std::map<std::string, SourceConfig, std::less<>> sources;  // [collect.sources.<name>]
+    bool operator==(const Collect&) const = default;
   } collect;
+
+  bool operator==(const Config&) const = default;
 
   // The schedule a source runs on: its own keys over the [collect] defaults.
   SourceConfig sourceConfig(std::string_view name) const;
@@ -59,6 +66,7 @@ struct Config {
     Duration frame_timeout{2000};
     Duration idle_timeout{10000};
     Duration max_clock_skew{30000};
+    bool operator==(const Peer&) const = default;
   } peer;
 
   // The peer mesh: discovery, selection and rounds (what every kind shares).
@@ -76,6 +84,7 @@ struct Config {
 
     // The mesh runs only when some discovery source is configured.
     bool meshEnabled() const { return !peers.empty() || !dns_name.empty() || !peers_file.empty(); }
+    bool operator==(const Probe&) const = default;
   } probe;
 
   // [probes.<kind>]: the probe kinds, each on or off by name, and each kind's own keys in a
@@ -83,6 +92,7 @@ struct Config {
   struct Probes {
     struct Kind {
       std::optional<bool> enabled;  // unset: the kind's default
+      bool operator==(const Kind&) const = default;
     };
     std::map<std::string, Kind, std::less<>> kinds;
     bool enabled(std::string_view kind, bool by_default) const {
@@ -95,12 +105,14 @@ struct Config {
       int samples = 5;
       Duration connect_timeout{1000};
       Duration echo_timeout{1000};
+      bool operator==(const Tcp&) const = default;
     } tcp;
 
     // [probes.dns]: resolution of peers' names. Its timeout also bounds the mesh's own
     // resolutions (probe.dns_name, listed host names).
     struct Dns {
       Duration timeout{2000};
+      bool operator==(const Dns&) const = default;
     } dns;
 
     // [probes.fabric]: latency and bandwidth through a libfabric provider (docs/peers.md).
@@ -126,7 +138,9 @@ struct Config {
       bool register_buffers = false;  // register buffers even where the provider does not ask
       bool hmem = false;              // also measure GPU memory (FI_HMEM) where CUDA has a GPU
       std::string cudart_library;     // "": libcudart.so, .so.13, .so.12, .so.11.0
+      bool operator==(const Fabric&) const = default;
     } fabric;
+    bool operator==(const Probes&) const = default;
   } probes;
 
   // The NCCL probe ([probe.nccl]): a local all-reduce across the node's GPUs in a child process,
@@ -146,6 +160,7 @@ struct Config {
                                                  "dcgm-exporter", "dcgmi", "nvidia-smi"};
     std::map<std::string, std::string> env;  // [probe.nccl.env]: NCCL_* for the child
     std::string log_dir;                     // "" = the system temporary directory
+    bool operator==(const NcclProbe&) const = default;
   } nccl_probe;
 
   struct Policy {
@@ -158,6 +173,7 @@ struct Config {
     std::string resource_group_file;  // node-label file with fabricwatch.io/resource-group=...
     Duration reload_interval{30000};  // how often pack files are checked for changes; 0: never
     int max_workload_subjects = 20;   // workload violations listed one by one per rule
+    bool operator==(const Policy&) const = default;
   } policy;
 };
 

@@ -648,8 +648,14 @@ SourceConfig Config::sourceConfig(std::string_view name) const {
   return out;
 }
 
-LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOptions& opts) {
+namespace {
+
+// Parses text onto `base`, key by key: a key the text does not set keeps its value in base,
+// inside tables too ([collect.sources.kernel] enabled = false keeps the kernel's interval).
+LoadResult loadOnto(const Config& base, std::string_view text, std::string_view file,
+                    const LoadOptions& opts) {
   LoadResult r;
+  r.config = base;
   toml::table table;
   try {
     table = toml::parse(text, file);
@@ -669,6 +675,20 @@ LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOp
   return r;
 }
 
+constexpr std::string_view kEmbeddedName = "<embedded default>";
+
+// The embedded default, parsed once: what every file overlays.
+const Config& embeddedDefaultConfig() {
+  static const Config c = loadOnto(Config{}, embeddedDefaultToml(), kEmbeddedName, {}).config;
+  return c;
+}
+
+}  // namespace
+
+LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOptions& opts) {
+  return loadOnto(embeddedDefaultConfig(), text, file, opts);
+}
+
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
@@ -682,7 +702,7 @@ LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts) {
 }
 
 LoadResult loadEmbeddedDefault(const LoadOptions& opts) {
-  return loadConfig(embeddedDefaultToml(), "<embedded default>", opts);
+  return loadOnto(Config{}, embeddedDefaultToml(), kEmbeddedName, opts);
 }
 
 }  // namespace fabricwatch::config

@@ -25,6 +25,9 @@ struct LoadResult {
   bool ok() const { return problems.empty(); }
 };
 
+// A file overlays the embedded default key by key, tables included: it needs only the keys it
+// changes (a file without [collect.sources.workloads] leaves that source off, as the default
+// has it). Arrays are values: a file that sets probe.peers replaces the whole list.
 LoadResult loadConfig(std::string_view toml_text, std::string_view file_name,
                       const LoadOptions& opts = {});
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts = {});

@@ -67,6 +67,7 @@ bool Scheduler::runWithDeadline(Slot& slot) {
       slot.status.last_error = "timed out: the previous run is still running past its " +
                                std::to_string(slot.schedule.timeout.count()) + "ms timeout";
       ++slot.status.failures_total;
+      slot.last = Collection{};  // withdrawn at the first deadline; stays so
       return false;
     }
     slot.pending = {};
@@ -115,6 +116,11 @@ bool Scheduler::runWithDeadline(Slot& slot) {
     st.success = false;
     ++st.failures_total;
     st.last_error = "timed out after " + std::to_string(slot.schedule.timeout.count()) + "ms";
+    // The facts of the last good run are withdrawn, as a failure's are: they describe the host
+    // as it was before the hang, and published on they would read as current (counters that
+    // stop moving look like a quiet link). Absent facts and fabricwatch_source_success 0 say
+    // what is known: nothing, now.
+    slot.last = Collection{};
     slot.pending = std::move(future);
     log::warn("scheduler", "source timed out",
               {{"source", st.name}, {"timeout_ms", std::to_string(slot.schedule.timeout.count())}});
@@ -149,6 +155,7 @@ void Scheduler::publishLocked() {
   for (auto& slot : slots_) {
     if (slot->status.ran) {
       mergeFacts(snap->facts, slot->last.facts);
+      if (slot->last.metrics) snap->captured_metrics.push_back(slot->last.metrics);
     } else {
       snap->complete = false;
     }
@@ -160,6 +167,11 @@ void Scheduler::publishLocked() {
     snap->renderers.push_back(stage);
   }
   store_.publish(std::move(snap));
+}
+
+void Scheduler::republish() {
+  std::lock_guard lock(publish_mu_);
+  publishLocked();
 }
 
 void Scheduler::loop(Slot& slot) {

@@ -2,9 +2,10 @@
 // Runs sources on their own intervals (with jitter) and deadlines, and publishes a new snapshot
 // after every run: the facts of all sources merged, then each stage applied in order.
 //
-// A source that overruns its timeout is reported failed ("timed out") at the deadline and is
-// not started again until the stuck run returns, so a hung read can neither pile up threads nor
-// delay a scrape. stop() returns promptly; a run still stuck in the kernel is abandoned.
+// A source that overruns its timeout is reported failed ("timed out") at the deadline, its facts
+// are withdrawn (as a failed run's are), and it is not started again until the stuck run
+// returns, so a hung read can neither pile up threads nor delay a scrape nor leave stale facts
+// published as current. stop() returns promptly; a run still stuck in the kernel is abandoned.
 
 #include <chrono>
 #include <condition_variable>
@@ -49,6 +50,9 @@ class Scheduler {
   // One-shot mode (`facts`, `check`): runs every source once, concurrently, each bounded by its
   // timeout, then publishes.
   void runOnce();
+  // Publishes a new snapshot from the sources' latest facts without running a source: the
+  // stages apply again (after a pack reload, say) and the result is published at once.
+  void republish();
 
  private:
   struct Slot;

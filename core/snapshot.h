@@ -49,6 +49,9 @@ struct Snapshot {
   Value status = Value::map();
   // Who renders metrics for this snapshot: its sources and stages.
   std::vector<std::shared_ptr<const MetricRenderer>> renderers;
+  // Families sources captured with their facts (Collection::metrics), by source; rendered as
+  // they are.
+  std::vector<std::shared_ptr<const MetricFamilies>> captured_metrics;
 };
 
 // Holds the current snapshot. Both sides hold the lock only to copy or swap one shared_ptr (a

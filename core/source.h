@@ -1,8 +1,10 @@
 #pragma once
 // The seams of the snapshot pipeline. A Source gathers one kind of facts (RDMA devices, hugepages,
 // TCP probe results ...); a Stage derives more from a finished document (policy violations).
-// Both may turn the published snapshot into metric families at scrape time.
+// Both may turn the published snapshot into metric families at scrape time, from the snapshot
+// alone: a renderer never reads live state.
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +28,11 @@ struct Collection {
   std::vector<std::string> errors;  // the first few, for logs and the API
   // Set when the source failed as a whole (nothing usable); its previous facts are dropped.
   bool failed = false;
+  // Metric families of state that is not in the facts (the counters and histograms of a
+  // component that runs on its own, such as the peer mesh), captured with the facts. They are
+  // published with the snapshot and rendered from it, so that a scrape never reads a live
+  // object and every series of one scrape comes from one snapshot.
+  std::shared_ptr<const MetricFamilies> metrics;
 
   void addError(std::string msg) {
     ++read_errors;

@@ -28,8 +28,10 @@ class Value {
   Value(unsigned i) : v_(static_cast<int64_t>(i)) {}
   Value(long i) : v_(static_cast<int64_t>(i)) {}
   Value(long long i) : v_(static_cast<int64_t>(i)) {}
-  Value(unsigned long i) : v_(static_cast<int64_t>(i)) {}
-  Value(unsigned long long i) : v_(static_cast<int64_t>(i)) {}
+  // The kernel's counters and limits are unsigned 64-bit; the document's integers are signed.
+  // A value above INT64_MAX becomes the nearest double (docs/facts.md), never a negative int.
+  Value(unsigned long i) : v_(fromUnsigned(i)) {}
+  Value(unsigned long long i) : v_(fromUnsigned(i)) {}
   Value(double d) : v_(d) {}
   Value(std::string s) : v_(std::move(s)) {}
   Value(std::string_view s) : v_(std::string(s)) {}
@@ -78,7 +80,12 @@ class Value {
   friend bool operator==(const Value& a, const Value& b) { return a.v_ == b.v_; }
 
  private:
-  std::variant<std::monostate, bool, int64_t, double, std::string, List, Map> v_;
+  using Variant = std::variant<std::monostate, bool, int64_t, double, std::string, List, Map>;
+  static Variant fromUnsigned(uint64_t u) {
+    if (u > static_cast<uint64_t>(INT64_MAX)) return static_cast<double>(u);
+    return static_cast<int64_t>(u);
+  }
+  Variant v_;
 };
 
 const char* kindName(Value::Kind k);

@@ -16,7 +16,9 @@
 namespace fabricwatch::exporter {
 
 Daemon::Daemon(const FlagSet& flags, config::Config initial)
-    : flags_(flags), config_(std::move(initial)) {
+    : flags_(flags),
+      config_(std::move(initial)),
+      node_name_(probes::peer::resolveNodeName(config_)) {
   applyLogging(config_);
   self_.configReloaded(true);
   http_.observe([this](const std::string& route, int status, double secs) {
@@ -32,12 +34,16 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
   http_.route("/api/v1/violations",
               [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
   http_.route("/api/v1/peers", [this](const HttpRequest&) {
+    // Handler threads never read config_, which reload() assigns: what they need is copied
+    // under prober_mu_.
     std::shared_ptr<probes::peer::PeerProber> p;
+    std::string node_name;
     {
       std::lock_guard lock(prober_mu_);
       p = prober_;
+      node_name = node_name_;
     }
-    return peersJson(p ? p->status() : disabledPeersStatus(probes::peer::resolveNodeName(config_)));
+    return peersJson(p ? p->status() : disabledPeersStatus(node_name));
   });
   http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
 }
@@ -60,17 +66,22 @@ std::string Daemon::renderMetrics() {
 }
 
 core::Status Daemon::start() {
-  HttpOptions opts;
-  opts.listen_address = config_.web.listen_address;
-  opts.threads = config_.web.threads;
-  opts.max_request_bytes = config_.web.max_request_bytes;
-  opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
+  // Packs first: loading them has no side effect, so an invalid pack stops the start before
+  // any port is opened. Then the mesh (its own port), then the listener, then collection.
+  packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
+  if (auto problems = packs_->reload(); !problems.empty())
+    return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
   auto prober = probes::peer::makePeerProber(
       config_, policy::configuredResourceGroup(policyStageOptions(config_)));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
   }
+  HttpOptions opts;
+  opts.listen_address = config_.web.listen_address;
+  opts.threads = config_.web.threads;
+  opts.max_request_bytes = config_.web.max_request_bytes;
+  opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
   if (auto st = http_.start(opts); !st) {
     if (*prober) (*prober)->stop();
     return st;
@@ -78,12 +89,6 @@ core::Status Daemon::start() {
   {
     std::lock_guard lock(prober_mu_);
     prober_ = *prober;
-  }
-  packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
-  if (auto problems = packs_->reload(); !problems.empty()) {
-    if (*prober) (*prober)->stop();
-    http_.stop();
-    return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
   }
   scheduler_ = buildScheduler(config_, store_,
                               PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
@@ -109,6 +114,9 @@ bool Daemon::reloadPacks(const config::Config& c) {
 bool Daemon::reload() {
   if (!flags_.isSet("config.file")) {
     bool packs_ok = reloadPacks(config_);
+    // The policy metrics render from the snapshot: evaluate and publish one now, rather than
+    // when a source next runs.
+    if (scheduler_) scheduler_->republish();
     core::log::info("exporter", "reload requested; running on the embedded default configuration");
     self_.configReloaded(true);
     return packs_ok;
@@ -151,6 +159,7 @@ bool Daemon::reload() {
   {
     std::lock_guard lock(prober_mu_);
     prober_ = prober;
+    node_name_ = probes::peer::resolveNodeName(r.config);
   }
   reloadPacks(r.config);
   auto next = buildScheduler(r.config, store_,

@@ -46,9 +46,12 @@ class Daemon {
   SnapshotCollector collector_{store_};
   HttpServer http_;
   std::unique_ptr<core::Scheduler> scheduler_;
-  // The peer mesh (null when off); swapped on reload, read by /api/v1/peers.
-  std::shared_ptr<probes::peer::PeerProber> prober_;
+  // The peer mesh (null when off) and this node's name; swapped on reload, read by
+  // /api/v1/peers. Handler threads read only these (under prober_mu_), never config_, which
+  // only the signal thread reads and reload() assigns.
   mutable std::mutex prober_mu_;
+  std::shared_ptr<probes::peer::PeerProber> prober_;
+  std::string node_name_;
   // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
   std::shared_ptr<policy::PackStore> packs_;
   bool reloadPacks(const config::Config& c);

@@ -2,6 +2,7 @@
 
 #include <civetweb.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -31,14 +32,58 @@ const char* reason(int status) {
 }
 
 void send(mg_connection* conn, const HttpResponse& r, bool head) {
+  size_t length = r.body.size() + (r.shared_body ? r.shared_body->size() : 0);
+  std::string encoding;
+  if (!r.content_encoding.empty())
+    encoding = "Content-Encoding: " + r.content_encoding + "\r\nVary: Accept-Encoding\r\n";
   mg_printf(conn,
-            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
             "Cache-Control: no-store\r\nConnection: close\r\n\r\n",
-            r.status, reason(r.status), r.content_type.c_str(), r.body.size());
-  if (!head && !r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
+            r.status, reason(r.status), r.content_type.c_str(), length, encoding.c_str());
+  if (head) return;
+  if (!r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
+  if (r.shared_body && !r.shared_body->empty())
+    mg_write(conn, r.shared_body->data(), r.shared_body->size());
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
 }
 
 }  // namespace
+
+std::string_view HttpRequest::header(std::string_view name) const {
+  for (const auto& [k, v] : headers)
+    if (k == name) return v;
+  return {};
+}
+
+bool HttpRequest::acceptsEncoding(std::string_view coding) const {
+  std::string_view list = header("accept-encoding");
+  while (!list.empty()) {
+    size_t comma = list.find(',');
+    std::string_view item = trim(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    size_t semi = item.find(';');
+    std::string name = lower(trim(item.substr(0, semi)));
+    if (name != coding && name != "*") continue;
+    if (semi == std::string_view::npos) return true;
+    // "q=0", "q=0.0", "q=0.000" refuse the coding; any other q-value accepts it.
+    std::string_view param = trim(item.substr(semi + 1));
+    if (param.size() < 2 || (param[0] != 'q' && param[0] != 'Q') || param[1] != '=') return true;
+    std::string_view q = trim(param.substr(2));
+    return q.find_first_not_of("0.") != std::string_view::npos;
+  }
+  return false;
+}
 
 std::string toCivetPorts(const std::string& addr) {
   auto colon = addr.rfind(':');
@@ -66,6 +111,10 @@ int HttpServer::dispatch(mg_connection* conn, void* self_ptr) {
   HttpRequest req;
   req.path = info->local_uri ? info->local_uri : "/";
   req.query = info->query_string ? info->query_string : "";
+  for (int i = 0; i < info->num_headers; ++i) {
+    const auto& h = info->http_headers[i];
+    if (h.name) req.headers.emplace_back(lower(h.name), h.value ? h.value : "");
+  }
   bool head = std::strcmp(info->request_method, "HEAD") == 0;
   HttpResponse resp;
   std::string route = req.path;

@@ -6,6 +6,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/result.h"
 
@@ -17,12 +20,27 @@ namespace fabricwatch::exporter {
 struct HttpRequest {
   std::string path;
   std::string query;
+  // Request headers, names lower-cased, in arrival order.
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  // The value of the first header named `name` (lower case), or "" when absent.
+  std::string_view header(std::string_view name) const;
+  // True when Accept-Encoding lists `coding` with a non-zero q-value (RFC 9110 12.5.3).
+  bool acceptsEncoding(std::string_view coding) const;
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status, std::string content_type, std::string body)
+      : status(status), content_type(std::move(content_type)), body(std::move(body)) {}
+
   int status = 200;
   std::string content_type = "text/plain; charset=utf-8";
   std::string body;
+  // Bytes shared with a longer-lived owner (e.g. an exposition rendered once per snapshot);
+  // sent after `body` without a copy when set.
+  std::shared_ptr<const std::string> shared_body;
+  std::string content_encoding;  // e.g. "gzip"; sent with "Vary: Accept-Encoding"
 };
 
 struct HttpOptions {

@@ -44,6 +44,7 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
   core::addSample(published, {}, unixSeconds(snap.published_at));
   out.push_back(std::move(published));
   for (const auto& r : snap.renderers) r->renderMetrics(snap, out);
+  for (const auto& fams : snap.captured_metrics) out.insert(out.end(), fams->begin(), fams->end());
   return out;
 }
 

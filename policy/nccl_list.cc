@@ -1,50 +1,9 @@
 #include "policy/nccl_list.h"
 
+#include <charconv>
 #include <cstdlib>
 
 namespace fabricwatch::policy {
-
-NcclList parseNcclList(std::string_view v) {
-  NcclList out;
-  if (!v.empty() && v.front() == '^') {
-    out.exclude = true;
-    v.remove_prefix(1);
-  }
-  if (!v.empty() && v.front() == '=') {
-    out.exact = true;
-    v.remove_prefix(1);
-  }
-  size_t start = 0;
-  while (start <= v.size()) {
-    size_t comma = v.find(',', start);
-    std::string_view item =
-        v.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    NcclListEntry e;
-    if (auto colon = item.find(':'); colon != std::string_view::npos) {
-      e.name = std::string(item.substr(0, colon));
-      e.port = std::atoi(std::string(item.substr(colon + 1)).c_str());
-    } else {
-      e.name = std::string(item);
-    }
-    if (!e.name.empty()) out.entries.push_back(std::move(e));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-bool ncclEntryMatches(const NcclList& list, const NcclListEntry& e, std::string_view name,
-                      int port) {
-  bool name_ok = list.exact ? name == e.name : name.substr(0, e.name.size()) == e.name;
-  bool port_ok = e.port == -1 || port == -1 || e.port == port;
-  return name_ok && port_ok;
-}
-
-bool ncclSelects(const NcclList& list, std::string_view name, int port) {
-  bool hit = list.entries.empty();  // NCCL: an empty user list matches everything
-  for (const auto& e : list.entries) hit = hit || ncclEntryMatches(list, e, name, port);
-  return hit != list.exclude;
-}
 
 namespace {
 
@@ -60,6 +19,22 @@ const core::Value::List* listAt(const core::Value& facts, std::string_view path)
 std::string stringField(const core::Value& v, std::string_view key) {
   const core::Value* f = v.find(key);
   return f && f->isString() ? f->asString() : std::string();
+}
+
+// Calls fn(device name, device, port, port number) for every port of every named RDMA device.
+template <typename Fn>
+void forEachRdmaPort(const core::Value& facts, Fn fn) {
+  const auto* devs = listAt(facts, "rdma.devices");
+  if (!devs) return;
+  for (const auto& d : *devs) {
+    std::string dev = stringField(d, "name");
+    const core::Value* dp = d.find("ports");
+    if (dev.empty() || !dp || !dp->isList()) continue;
+    for (const auto& p : dp->asList()) {
+      const core::Value* num = p.find("port");
+      fn(dev, d, p, num && num->isInt() ? static_cast<int>(num->asInt()) : -1);
+    }
+  }
 }
 
 void annotateIfname(core::Value& setting, const core::Value& facts) {
@@ -102,23 +77,15 @@ void annotateHca(core::Value& setting, const core::Value& facts) {
     int port;
   };
   std::vector<Named> all;
-  if (const auto* devs = listAt(facts, "rdma.devices")) {
-    for (const auto& d : *devs) {
-      std::string dev = stringField(d, "name");
-      const core::Value* dp = d.find("ports");
-      if (dev.empty() || !dp || !dp->isList()) continue;
-      for (const auto& p : dp->asList()) {
-        const core::Value* num = p.find("port");
-        int port = num && num->isInt() ? static_cast<int>(num->asInt()) : -1;
-        all.push_back({dev, port});
-        if (!ncclSelects(list, dev, port)) continue;
-        matched.push(dev + ":" + std::to_string(port));
-        core::Value entry = p;
-        entry["device"] = dev;
-        ports.push(std::move(entry));
-      }
-    }
-  }
+  forEachRdmaPort(facts,
+                  [&](const std::string& dev, const core::Value&, const core::Value& p, int port) {
+                    all.push_back({dev, port});
+                    if (!ncclSelects(list, dev, port)) return;
+                    matched.push(dev + ":" + std::to_string(port));
+                    core::Value entry = p;
+                    entry["device"] = dev;
+                    ports.push(std::move(entry));
+                  });
   if (!list.exclude) {
     for (const auto& e : list.entries) {
       bool any = false;
@@ -131,9 +98,51 @@ void annotateHca(core::Value& setting, const core::Value& facts) {
   setting["unmatched"] = std::move(unmatched);
 }
 
+// NCCL_IB_GID_INDEX against the ports NCCL would open in the same scope: those NCCL_IB_HCA
+// selects (every port when it is unset) that are ACTIVE, as NCCL skips the others. Adds `index`
+// (when the value is an integer; negative means NCCL picks the GID itself, 2.21 and later) and
+// `ports`: per port its device, number, link layer, device node type and, when the table
+// entry at the index is in use, `gid` (index, address, type, ndev).
+void annotateGidIndex(core::Value& setting, const core::Value* hca, const core::Value& facts) {
+  const core::Value* value = setting.find("value");
+  if (!value || !value->isString()) return;
+  std::string_view text = value->asString();
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  int64_t index = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), index);
+  bool numeric = ec == std::errc() && end == text.data() + text.size() && !text.empty();
+  if (numeric) setting["index"] = index;
+  const core::Value* hca_value = hca ? hca->find("value") : nullptr;
+  NcclList list = parseNcclList(hca_value && hca_value->isString() ? hca_value->asString() : "");
+  core::Value ports = core::Value::list();
+  forEachRdmaPort(
+      facts, [&](const std::string& dev, const core::Value& d, const core::Value& p, int port) {
+        if (!ncclSelects(list, dev, port) || stringField(p, "state") != "ACTIVE") return;
+        core::Value entry = core::Value::map();
+        entry["device"] = dev;
+        entry["port"] = port;
+        if (const auto* ll = p.find("link_layer")) entry["link_layer"] = *ll;
+        if (const auto* nt = d.find("node_type")) entry["node_type"] = *nt;
+        const core::Value* gids = p.find("gids");
+        if (numeric && gids && gids->isList()) {
+          for (const auto& g : gids->asList()) {
+            const core::Value* i = g.find("index");
+            if (i && i->isInt() && i->asInt() == index) entry["gid"] = g;
+          }
+        }
+        ports.push(std::move(entry));
+      });
+  setting["ports"] = std::move(ports);
+}
+
 void annotateSettings(core::Value* settings, const core::Value& facts) {
   if (!settings || !settings->isMap()) return;
   auto& m = settings->asMap();
+  if (auto it = m.find("NCCL_IB_GID_INDEX"); it != m.end() && it->second.isMap()) {
+    auto hca = m.find("NCCL_IB_HCA");
+    annotateGidIndex(it->second, hca == m.end() ? nullptr : &hca->second, facts);
+  }
   if (auto it = m.find("NCCL_SOCKET_IFNAME"); it != m.end() && it->second.isMap())
     annotateIfname(it->second, facts);
   if (auto it = m.find("NCCL_IB_HCA"); it != m.end() && it->second.isMap())

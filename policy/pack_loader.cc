@@ -302,8 +302,7 @@ bool isPolicyTestFile(std::string_view path) {
   return false;
 }
 
-PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
-  PackLoadResult all;
+std::vector<std::string> packFiles(const std::vector<std::string>& paths) {
   std::vector<std::string> files;
   for (const auto& path : paths) {
     std::error_code ec;
@@ -320,7 +319,12 @@ PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
     }
     files.push_back(path);
   }
-  for (const auto& f : files) {
+  return files;
+}
+
+PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
+  PackLoadResult all;
+  for (const auto& f : packFiles(paths)) {
     std::ifstream in(f, std::ios::binary);
     if (!in) {
       all.problems.push_back(core::Diagnostic{f, 0, 0, "cannot read policy file", ""});

@@ -26,8 +26,11 @@ PackLoadResult loadPackText(std::string_view text, std::string_view file);
 
 // Policy test files (*_test.yaml, *.test.yaml) live next to packs and are skipped as packs.
 bool isPolicyTestFile(std::string_view path);
-// Files and directories (every *.yaml / *.yml in a directory, sorted, not recursive, test
-// files skipped). Pack names must be unique across all of them.
+// The pack files under `paths`, in load order: a file is taken as named; a directory gives its
+// regular *.yaml / *.yml files, sorted, not recursive, test files skipped. The one scan that
+// loading and change detection (PackStore) share, so that they agree on what a pack is.
+std::vector<std::string> packFiles(const std::vector<std::string>& paths);
+// Loads packFiles(paths). Pack names must be unique across all of them.
 PackLoadResult loadPackPaths(const std::vector<std::string>& paths);
 
 // The shipped packs (config/policies/*.yaml), compiled into the binary.

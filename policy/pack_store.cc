@@ -1,6 +1,5 @@
 #include "policy/pack_store.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include "policy/pack_loader.h"
@@ -10,30 +9,19 @@ namespace fabricwatch::policy {
 namespace fs = std::filesystem;
 
 PackStore::PackStore(PackStoreOptions opts) : opts_(std::move(opts)) {
-  current_.store(std::make_shared<const PackSet>());
+  current_ = std::make_shared<const PackSet>();
 }
 
 std::string PackStore::fingerprint() const {
+  // The files loading reads, from the same scan (test files next to packs are not packs).
   std::vector<std::string> parts;
-  auto add = [&](const fs::path& p) {
-    std::error_code ec;
-    auto size = fs::file_size(p, ec);
-    auto mtime = fs::last_write_time(p, ec);
-    parts.push_back(p.string() + "|" + std::to_string(ec ? 0 : size) + "|" +
-                    std::to_string(ec ? 0 : mtime.time_since_epoch().count()));
-  };
-  for (const auto& path : opts_.paths) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) {
-      for (const auto& e : fs::directory_iterator(path, ec)) {
-        auto ext = e.path().extension();
-        if (ext == ".yaml" || ext == ".yml") add(e.path());
-      }
-    } else {
-      add(path);
-    }
+  for (const auto& f : packFiles(opts_.paths)) {
+    std::error_code size_ec, time_ec;
+    auto size = fs::file_size(f, size_ec);
+    auto mtime = fs::last_write_time(f, time_ec);
+    parts.push_back(f + "|" + std::to_string(size_ec ? 0 : size) + "|" +
+                    std::to_string(time_ec ? 0 : mtime.time_since_epoch().count()));
   }
-  std::sort(parts.begin(), parts.end());
   std::string out;
   for (const auto& p : parts) out += p + "\n";
   return out;
@@ -48,7 +36,9 @@ std::vector<core::Diagnostic> PackStore::reload() {
   status_.ok = r.ok();
   if (r.ok()) {
     status_.error.clear();
-    current_.store(std::make_shared<const PackSet>(std::move(r.packs)));
+    auto next = std::make_shared<const PackSet>(std::move(r.packs));
+    std::lock_guard current_lock(current_mu_);
+    current_.swap(next);
   } else {
     ++status_.failures_total;
     status_.error = r.problems.front().format();

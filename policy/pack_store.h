@@ -1,11 +1,10 @@
 #pragma once
-// The packs the daemon runs with, behind an atomically swapped pointer: evaluations read the
-// current set without locks while a reload compiles the next one. A reload is a dry run first:
-// a set with any problem is rejected and the last good set keeps running (and says so through
-// lastReload()). reloadIfChanged() polls the files' modification times, at most once per
+// The packs the daemon runs with, behind a swapped pointer: evaluations copy the current set's
+// pointer (a lock held for that copy only) while a reload compiles the next one. A reload is a dry
+// run first: a set with any problem is rejected and the last good set keeps running (and says so
+// through lastReload()). reloadIfChanged() polls the files' modification times, at most once per
 // interval, so edits under policy.paths apply without a signal.
 
-#include <atomic>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -43,7 +42,10 @@ class PackStore {
   // True when a reload was attempted.
   bool reloadIfChanged(std::chrono::steady_clock::time_point now);
 
-  std::shared_ptr<const PackSet> current() const { return current_.load(); }
+  std::shared_ptr<const PackSet> current() const {
+    std::lock_guard lock(current_mu_);
+    return current_;
+  }
   ReloadStatus lastReload() const;
 
  private:
@@ -54,7 +56,10 @@ class PackStore {
   std::string loaded_fingerprint_;
   std::chrono::steady_clock::time_point last_check_{};
   ReloadStatus status_;
-  std::atomic<std::shared_ptr<const PackSet>> current_;
+  // Not std::atomic<std::shared_ptr>: libstdc++ 12 implements it with a spin lock that
+  // ThreadSanitizer cannot see, so the TSan build would report every reload (as SnapshotStore).
+  mutable std::mutex current_mu_;
+  std::shared_ptr<const PackSet> current_;
 };
 
 }  // namespace fabricwatch::policy

@@ -50,6 +50,7 @@ void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const Pa
   st["resource_group_origin"] = group.origin;
   st["packs_loaded"] = packs.size();
   st["last_reload_successful"] = reload.ok;
+  st["last_reload_timestamp_seconds"] = unixSeconds(reload.at);
   if (!reload.error.empty()) st["last_reload_error"] = reload.error;
   st["evaluation_seconds"] = e.seconds;
   st["errors_total"] = errors_total;
@@ -167,21 +168,24 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
                      {"origin", o && o->isString() ? o->asString() : ""}},
                     1);
     out.push_back(std::move(info));
-  }
 
-  ReloadStatus r = packs_->lastReload();
-  auto ok = core::gaugeFamily(
-      "fabricwatch_policy_last_reload_successful",
-      "Whether the last load of the policy packs succeeded (0: the previous packs still run).");
-  core::addSample(ok, {}, r.ok ? 1 : 0);
-  out.push_back(std::move(ok));
-  auto at = core::gaugeFamily("fabricwatch_policy_last_reload_timestamp_seconds",
-                              "Unix time of the last load of the policy packs.");
-  core::addSample(at, {}, unixSeconds(r.at));
-  out.push_back(std::move(at));
-  auto loaded = core::gaugeFamily("fabricwatch_policy_packs_loaded", "Policy packs loaded.");
-  core::addSample(loaded, {}, static_cast<double>(packs_->current()->size()));
-  out.push_back(std::move(loaded));
+    // The pack store's reload state as apply() saw it: the live store may have reloaded since,
+    // and one scrape must describe one snapshot.
+    auto ok = core::gaugeFamily(
+        "fabricwatch_policy_last_reload_successful",
+        "Whether the last load of the policy packs succeeded (0: the previous packs still run).");
+    const auto* reload_ok = st->find("last_reload_successful");
+    core::addSample(ok, {}, reload_ok && reload_ok->isBool() && reload_ok->asBool() ? 1 : 0);
+    out.push_back(std::move(ok));
+    auto at = core::gaugeFamily("fabricwatch_policy_last_reload_timestamp_seconds",
+                                "Unix time of the last load of the policy packs.");
+    const auto* reload_at = st->find("last_reload_timestamp_seconds");
+    core::addSample(at, {}, reload_at && reload_at->isNumber() ? reload_at->asDouble() : 0);
+    out.push_back(std::move(at));
+    auto loaded = core::gaugeFamily("fabricwatch_policy_packs_loaded", "Policy packs loaded.");
+    core::addSample(loaded, {}, static_cast<double>(intAt(*st, "packs_loaded")));
+    out.push_back(std::move(loaded));
+  }
 }
 
 }  // namespace fabricwatch::policy

@@ -3,7 +3,7 @@
 // resource group, prepares the facts (resource_group, NCCL list annotations), evaluates the
 // current packs, and fills snapshot.violations and snapshot.status["policy"] (served at
 // /api/v1/violations). At scrape time it renders the fabricwatch_policy_* metrics from that
-// snapshot (docs/policies.md lists them).
+// snapshot alone, the pack store's reload state included (docs/policies.md lists them).
 
 #include <atomic>
 #include <memory>

@@ -169,14 +169,9 @@ std::optional<std::string> DirReader::linkName(std::string_view rel) const {
   return std::string(baseName(*t));
 }
 
-std::optional<int64_t> parseInteger(std::string_view text) {
+std::optional<uint64_t> parseUnsigned(std::string_view text) {
   text = core::trim(text);
   int base = 10;
-  bool negative = false;
-  if (!text.empty() && text.front() == '-') {
-    negative = true;
-    text.remove_prefix(1);
-  }
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     base = 16;
     text.remove_prefix(2);
@@ -185,9 +180,17 @@ std::optional<int64_t> parseInteger(std::string_view text) {
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v, base);
   if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
-  // Counters are unsigned 64-bit; values past int64 are clamped rather than wrapped negative.
-  if (v > static_cast<uint64_t>(INT64_MAX)) v = INT64_MAX;
-  return negative ? -static_cast<int64_t>(v) : static_cast<int64_t>(v);
+  return v;
+}
+
+std::optional<int64_t> parseInteger(std::string_view text) {
+  text = core::trim(text);
+  bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  auto v = parseUnsigned(text);
+  // Out of range is not an integer of this kind: a u64 attribute is read with parseUnsigned.
+  if (!v || *v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return negative ? -static_cast<int64_t>(*v) : static_cast<int64_t>(*v);
 }
 
 std::string joinPath(std::string_view dir, std::string_view name) {

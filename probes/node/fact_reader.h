@@ -75,8 +75,11 @@ class DirReader {
   int fd_ = -1;
 };
 
-// "42", "0x1a" -> value; nullopt when the text is not wholly an integer.
+// "42", "-1", "0x1a" -> value; nullopt when the text is not wholly an integer of int64's range.
 std::optional<int64_t> parseInteger(std::string_view text);
+// "18446744073709551615", "0x1a" -> value: the kernel prints counters and rlimits as unsigned
+// 64-bit numbers. nullopt when the text is not wholly one.
+std::optional<uint64_t> parseUnsigned(std::string_view text);
 std::string joinPath(std::string_view dir, std::string_view name);
 
 }  // namespace fabricwatch::probes::node

@@ -1,6 +1,7 @@
 #include "probes/node/host_parse.h"
 
 #include <arpa/inet.h>
+#include <sys/resource.h>
 
 #include "core/host_fs.h"
 #include "probes/node/fact_reader.h"
@@ -31,14 +32,14 @@ std::vector<std::string_view> splitFields(std::string_view line) {
   return out;
 }
 
-std::map<std::string, int64_t, std::less<>> parseMeminfo(std::string_view text) {
-  std::map<std::string, int64_t, std::less<>> out;
+std::map<std::string, uint64_t, std::less<>> parseMeminfo(std::string_view text) {
+  std::map<std::string, uint64_t, std::less<>> out;
   for (auto line : splitLines(text)) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
     auto f = splitFields(line.substr(colon + 1));
     if (f.empty()) continue;
-    auto v = parseInteger(f[0]);
+    auto v = parseUnsigned(f[0]);
     if (!v) continue;
     out[std::string(line.substr(0, colon))] = (f.size() > 1 && f[1] == "kB") ? *v * 1024 : *v;
   }
@@ -52,16 +53,28 @@ core::Value parseMemlock(std::string_view limits_text) {
     auto f = splitFields(line.substr(kName.size()));
     if (f.size() < 2) return nullptr;
     core::Value v = core::Value::map();
-    v["unlimited"] = f[0] == "unlimited";
-    auto put = [&](const char* key, std::string_view text) {
-      if (auto n = parseInteger(text)) v[key] = *n;
+    // The kernel prints RLIM_INFINITY as "unlimited"; a limit read as a number equal to it (from
+    // another writer of the same format) is unlimited too. Limits are u64: one above INT64_MAX
+    // is a double (docs/facts.md), never clamped.
+    auto put = [&](const char* unlimited_key, const char* bytes_key, std::string_view text) {
+      auto n = parseUnsigned(text);
+      bool unlimited = text == "unlimited" || n == static_cast<uint64_t>(RLIM_INFINITY);
+      v[unlimited_key] = unlimited;
+      if (n && !unlimited) v[bytes_key] = *n;
     };
-    put("soft_bytes", f[0]);
-    put("hard_bytes", f[1]);
-    v["hard_unlimited"] = f[1] == "unlimited";
+    put("unlimited", "soft_bytes", f[0]);
+    put("hard_unlimited", "hard_bytes", f[1]);
     return v;
   }
   return nullptr;
+}
+
+std::optional<BondMode> parseBondMode(std::string_view text) {
+  auto f = splitFields(core::trim(text));
+  if (f.size() != 2) return std::nullopt;
+  auto code = parseInteger(f[1]);
+  if (!code) return std::nullopt;
+  return BondMode{std::string(f[0]), *code};
 }
 
 std::vector<std::string> parseModules(std::string_view text) {

@@ -13,11 +13,12 @@
 namespace fabricwatch::probes::node {
 
 // /proc/meminfo: "MemTotal:  2064 kB" -> {"MemTotal": 2113536} (kB values in bytes; counts
-// such as HugePages_Total stay counts).
-std::map<std::string, int64_t, std::less<>> parseMeminfo(std::string_view text);
+// such as HugePages_Total stay counts). The kernel prints unsigned longs.
+std::map<std::string, uint64_t, std::less<>> parseMeminfo(std::string_view text);
 
-// /proc/<pid>/limits "Max locked memory" -> {unlimited, soft_bytes, hard_bytes}; null when the
-// line is missing or malformed.
+// /proc/<pid>/limits "Max locked memory" -> {unlimited, hard_unlimited, soft_bytes, hard_bytes}
+// (u64; RLIM_INFINITY, written "unlimited", is unlimited); null when the line is missing or
+// malformed.
 core::Value parseMemlock(std::string_view limits_text);
 
 // /proc/modules -> module names, in file order.
@@ -35,6 +36,13 @@ std::vector<Inet6Address> parseIfInet6(std::string_view text);
 // "NVIDIA UNIX x86_64 Kernel Module  535.104.05 ...". Only the open modules export GPU memory
 // as DMA-BUF, GPUDirect RDMA's alternative to nvidia_peermem. Null when unrecognised.
 core::Value parseNvidiaDriverVersion(std::string_view text);
+
+struct BondMode {
+  std::string name;  // "802.3ad", "active-backup", "balance-rr" ...
+  int64_t code = 0;  // the kernel's BOND_MODE_* number
+};
+// /sys/class/net/BOND/bonding/mode: "802.3ad 4" -> {"802.3ad", 4}; nullopt when malformed.
+std::optional<BondMode> parseBondMode(std::string_view text);
 
 // Splits text into lines (without the newline).
 std::vector<std::string_view> splitLines(std::string_view text);

@@ -44,6 +44,8 @@ class KeptFile {
   // nullopt and one error counted on r's collection (EINVAL only unless quiet_einval).
   std::optional<std::string> line(FactReader& r, bool quiet_einval = false);
   std::optional<int64_t> integer(FactReader& r, bool quiet_einval = false);
+  // The file's path on the host (--path.rootfs excluded), for messages.
+  std::string_view hostPath() const { return std::string_view(path_).substr(host_offset_); }
 
  private:
   enum class State { kMissing, kOpen, kByPath };
@@ -52,7 +54,6 @@ class KeptFile {
   // Whole text from offset 0 into out; 0 or an errno.
   int readAll(int fd, std::string& out) const;
   int readByPath(std::string& out);
-  std::string_view hostPath() const { return std::string_view(path_).substr(host_offset_); }
 
   std::string path_;        // on this machine: --path.rootfs included, to reopen by
   size_t host_offset_ = 0;  // where the host path starts in path_, for messages

@@ -14,7 +14,7 @@ core::Collection MemorySource::collect(const core::CollectContext& ctx) {
   FactReader r(fs, c);
   core::Value memory = core::Value::map();
   core::Value huge = core::Value::map();
-  std::map<std::string, int64_t, std::less<>> mi;
+  std::map<std::string, uint64_t, std::less<>> mi;
   if (auto t = r.text("/proc/meminfo")) mi = parseMeminfo(*t);
   if (auto it = mi.find("MemTotal"); it != mi.end()) memory["mem_total_bytes"] = it->second;
 

@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
+#include "core/nccl_list.h"
 #include "core/snapshot.h"
 #include "probes/node/fact_reader.h"
 #include "probes/node/host_parse.h"
@@ -46,6 +48,26 @@ std::map<std::string, std::vector<std::string>> ipv4ByInterface() {
   return out;
 }
 
+// A bond's mode and slaves, from its bonding/ directory (only bonds have one); null otherwise.
+core::Value readBond(const DirReader& iface) {
+  DirReader b = iface.sub("bonding");
+  if (!b.isOpen()) return nullptr;
+  core::Value bond = core::Value::map();
+  if (auto mode = b.line("mode")) {
+    if (auto m = parseBondMode(*mode)) {
+      bond["mode"] = m->name;
+      bond["mode_code"] = m->code;
+    }
+  }
+  core::Value slaves = core::Value::list();
+  if (auto text = b.line("slaves")) {
+    for (auto s : splitFields(*text)) slaves.push(std::string(s));
+  }
+  bond["slaves"] = std::move(slaves);
+  if (auto mii = b.line("mii_status")) bond["mii_status"] = *mii;
+  return bond;
+}
+
 }  // namespace
 
 core::Collection NetSource::collect(const core::CollectContext& ctx) {
@@ -62,16 +84,21 @@ core::Collection NetSource::collect(const core::CollectContext& ctx) {
   }
   if (host_network == true) v4 = ipv4ByInterface();
   core::Value list = core::Value::list();
-  for (const auto& name : r.list("/sys/class/net")) {
-    std::string dir = "/sys/class/net/" + name;
+  DirReader cls(r, "/sys/class/net");
+  for (const auto& name : cls.list()) {
+    // Interfaces are directories (links to them); /sys/class/net also holds plain files such as
+    // bonding_masters, the bonding driver's list of bonds, which are not interfaces.
+    DirReader d = cls.sub(name);
+    if (!d.isOpen()) continue;
     core::Value i = core::Value::map();
     i["name"] = name;
-    if (auto v = r.line(dir + "/operstate")) i["operstate"] = *v;
-    if (auto v = r.integer(dir + "/mtu")) i["mtu"] = *v;
+    if (auto v = d.line("operstate")) i["operstate"] = *v;
+    if (auto v = d.integer("mtu")) i["mtu"] = *v;
     // Down links and virtual interfaces answer EINVAL or -1: the speed is unknown, not 0.
-    if (auto v = r.integer(dir + "/speed", true); v && *v > 0) i["speed_mbps"] = *v;
-    if (auto v = r.line(dir + "/address")) i["mac"] = *v;
-    if (auto pci = r.linkName(dir + "/device"); pci && isPciAddress(*pci)) i["pci_address"] = *pci;
+    if (auto v = d.integer("speed", true); v && *v > 0) i["speed_mbps"] = *v;
+    if (auto v = d.line("address")) i["mac"] = *v;
+    if (auto pci = d.linkName("device"); pci && isPciAddress(*pci)) i["pci_address"] = *pci;
+    if (auto bond = readBond(d); !bond.isNull()) i["bond"] = std::move(bond);
     core::Value addrs = core::Value::list();
     if (auto it = v4.find(name); it != v4.end()) {
       for (const auto& a : it->second) addrs.push(a);
@@ -88,33 +115,111 @@ core::Collection NetSource::collect(const core::CollectContext& ctx) {
   return c;
 }
 
+namespace {
+
+std::string stringAt(const core::Value& v, std::string_view key) {
+  const core::Value* f = v.find(key);
+  return f && f->isString() ? f->asString() : std::string();
+}
+
+// Adds the interfaces an NCCL_SOCKET_IFNAME setting ({value, source}) names: those an include
+// list selects. An exclusion list ("^docker,lo") names nothing by itself and would select every
+// per-pod veth, so it adds none.
+void addNcclNamed(const core::Value* setting, const std::vector<std::string>& names,
+                  std::set<std::string>& out) {
+  if (!setting) return;
+  const core::Value* value = setting->find("value");
+  if (!value || !value->isString()) return;
+  core::NcclList list = core::parseNcclList(value->asString());
+  if (list.exclude || list.entries.empty()) return;
+  for (const auto& n : names) {
+    if (core::ncclSelects(list, n)) out.insert(n);
+  }
+}
+
+// The interfaces besides hardware ones whose series matter: bonds, those NCCL_SOCKET_IFNAME
+// names (node settings and each workload's), and the net devices of RDMA ports (RoCE over a
+// bond or a VLAN). All are bounded by what the node is configured with, unlike veths.
+std::set<std::string> watchedInterfaces(const core::Value& facts, const core::Value::List& ifs) {
+  std::vector<std::string> names;
+  std::set<std::string> out;
+  for (const auto& i : ifs) {
+    std::string name = stringAt(i, "name");
+    if (name.empty()) continue;
+    names.push_back(name);
+    if (i.find("pci_address") || i.find("bond")) out.insert(name);
+  }
+  addNcclNamed(facts.findPath("nccl.settings.NCCL_SOCKET_IFNAME"), names, out);
+  if (const auto* wls = facts.find("workloads"); wls && wls->isList()) {
+    for (const auto& w : wls->asList())
+      addNcclNamed(w.findPath("nccl.NCCL_SOCKET_IFNAME"), names, out);
+  }
+  if (const auto* devs = facts.findPath("rdma.devices"); devs && devs->isList()) {
+    for (const auto& d : devs->asList()) {
+      const auto* ports = d.find("ports");
+      if (!ports || !ports->isList()) continue;
+      for (const auto& p : ports->asList()) {
+        const auto* nds = p.find("netdevs");
+        if (!nds || !nds->isList()) continue;
+        for (const auto& nd : nds->asList()) {
+          if (nd.isString()) out.insert(nd.asString());
+        }
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void NetSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
   const core::Value* ifs = snapshot.facts.findPath("net.interfaces");
   if (!ifs || !ifs->isList()) return;
-  auto info = core::gaugeFamily("fabricwatch_net_interface_info",
-                                "Hardware network interface identity and state (constant 1).");
+  auto info = core::gaugeFamily(
+      "fabricwatch_net_interface_info",
+      "Network interface identity and state (constant 1); pci_address is empty for virtual "
+      "interfaces.");
   auto up =
       core::gaugeFamily("fabricwatch_net_interface_up", "1 when the interface's operstate is up.");
   auto mtu = core::gaugeFamily("fabricwatch_net_interface_mtu_bytes", "Interface MTU in bytes.");
   auto speed = core::gaugeFamily("fabricwatch_net_interface_speed_bytes_per_second",
                                  "Interface link speed in bytes per second.");
+  auto bond_info = core::gaugeFamily("fabricwatch_net_bond_info",
+                                     "Bonding mode of a bond interface (constant 1).");
+  auto slaves = core::gaugeFamily("fabricwatch_net_bond_slaves", "Interfaces enslaved to a bond.");
+  auto slaves_up = core::gaugeFamily("fabricwatch_net_bond_slaves_up",
+                                     "Interfaces enslaved to a bond whose operstate is up.");
+  std::set<std::string> watched = watchedInterfaces(snapshot.facts, ifs->asList());
+  std::map<std::string, std::string> operstate;
+  for (const auto& i : ifs->asList()) operstate[stringAt(i, "name")] = stringAt(i, "operstate");
   for (const auto& i : ifs->asList()) {
-    const auto *pci = i.find("pci_address"), *name = i.find("name");
-    if (!pci || !name) continue;
-    core::LabelPairs l{{"interface", name->asString()}};
+    std::string name = stringAt(i, "name");
+    if (!watched.count(name)) continue;
+    core::LabelPairs l{{"interface", name}};
     const auto* op = i.find("operstate");
-    const auto* mac = i.find("mac");
     core::addSample(info,
                     {l[0],
-                     {"pci_address", pci->asString()},
-                     {"operstate", op ? op->asString() : ""},
-                     {"mac", mac ? mac->asString() : ""}},
+                     {"pci_address", stringAt(i, "pci_address")},
+                     {"operstate", stringAt(i, "operstate")},
+                     {"mac", stringAt(i, "mac")}},
                     1);
     if (op) core::addSample(up, l, op->asString() == "up");
     if (const auto* v = i.find("mtu")) core::addSample(mtu, l, v->asDouble());
     if (const auto* v = i.find("speed_mbps")) core::addSample(speed, l, v->asDouble() * 1e6 / 8);
+    if (const auto* bond = i.find("bond")) {
+      core::addSample(bond_info, {l[0], {"mode", stringAt(*bond, "mode")}}, 1);
+      const auto* sl = bond->find("slaves");
+      if (sl && sl->isList()) {
+        double n_up = 0;
+        for (const auto& s : sl->asList()) {
+          if (s.isString() && operstate[s.asString()] == "up") ++n_up;
+        }
+        core::addSample(slaves, l, static_cast<double>(sl->size()));
+        core::addSample(slaves_up, l, n_up);
+      }
+    }
   }
-  for (auto* f : {&info, &up, &mtu, &speed}) {
+  for (auto* f : {&info, &up, &mtu, &speed, &bond_info, &slaves, &slaves_up}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
 }

@@ -12,8 +12,9 @@ class NetSource : public core::Source {
  public:
   std::string_view name() const override { return "net"; }
   core::Collection collect(const core::CollectContext& ctx) override;
-  // Metrics cover interfaces backed by a PCI function only, so that per-pod veth interfaces
-  // never multiply series; the facts keep every interface.
+  // Metrics cover the interfaces that carry the fabric's traffic: those backed by a PCI
+  // function, bonds, those an effective NCCL_SOCKET_IFNAME names and the net devices of RDMA
+  // ports, so that per-pod veth interfaces never multiply series; the facts keep every one.
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
 };
 

@@ -49,7 +49,12 @@ std::optional<std::vector<RdmaDevice::Counter>> RdmaDevice::openCounters(const D
 core::Value RdmaDevice::readCounters(FactReader& r, std::vector<Counter>& counters) {
   core::Value out = core::Value::map();
   for (auto& c : counters) {
-    if (auto v = c.file.integer(r)) out[c.name] = *v;
+    auto text = c.file.line(r);
+    if (!text || isUnavailableCounter(*text)) continue;
+    if (auto v = parseUnsigned(*text))
+      out[c.name] = *v;  // u64: above INT64_MAX a double (docs/facts.md)
+    else
+      r.error(std::string(c.file.hostPath()) + ": not a counter: \"" + text->substr(0, 40) + "\"");
   }
   return out;
 }
@@ -97,6 +102,8 @@ RdmaDevice RdmaDevice::scan(FactReader& r, const DirReader& cls, const DirReader
       p.gids.push_back({i, KeptFile(gids, std::to_string(i)), std::nullopt, std::nullopt});
     }
     p.counters = openCounters(pd, "counters");
+    // Kernels before 4.5 (and mlx4 ports) keep the 64-bit PMA counters apart.
+    p.counters_ext = openCounters(pd, "counters_ext");
     p.hw_counters = openCounters(pd, "hw_counters");
     dev.ports_.push_back(std::move(p));
   }
@@ -166,6 +173,7 @@ core::Value RdmaDevice::readPort(FactReader& r, Port& port,
   for (const auto& nd : netdevs) nds.push(nd);
   p["netdevs"] = std::move(nds);
   if (port.counters) p["counters"] = readCounters(r, *port.counters);
+  if (port.counters_ext) p["counters_ext"] = readCounters(r, *port.counters_ext);
   if (port.hw_counters) p["hw_counters"] = readCounters(r, *port.hw_counters);
   return p;
 }

@@ -48,7 +48,8 @@ class RdmaDevice {
     std::string dir;                         // host path, to open GID attributes on demand
     KeptFile state, phys_state, rate, lid, sm_lid;
     std::vector<Gid> gids;
-    std::optional<std::vector<Counter>> counters, hw_counters;  // absent: no such directory
+    // Absent: no such directory.
+    std::optional<std::vector<Counter>> counters, counters_ext, hw_counters;
   };
 
   static std::optional<std::vector<Counter>> openCounters(const DirReader& port, const char* rel);

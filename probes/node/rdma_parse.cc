@@ -28,6 +28,8 @@ std::optional<double> parseRateGbps(std::string_view text) {
   return v;
 }
 
+bool isUnavailableCounter(std::string_view text) { return core::trim(text).substr(0, 3) == "N/A"; }
+
 bool isZeroGid(std::string_view gid) {
   gid = core::trim(gid);
   if (gid.empty()) return true;

@@ -19,6 +19,11 @@ std::optional<CodeName> parseCodeName(std::string_view text);
 // "400 Gb/sec (4X NDR)" -> 400, "2.5 Gb/sec (1X SDR)" -> 2.5; nullopt when malformed.
 std::optional<double> parseRateGbps(std::string_view text);
 
+// A port counter's text that says the counter does not exist: "N/A (no PMA)". iWARP devices
+// (i40iw, irdma) and some RoCE ports have no Performance Management Agent, and the kernel
+// prints this for each of their counters/ files. Such a counter is absent, not a read error.
+bool isUnavailableCounter(std::string_view text);
+
 // "0000:0000:...:0000" (unused GID table entry).
 bool isZeroGid(std::string_view gid);
 

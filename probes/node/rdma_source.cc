@@ -80,8 +80,9 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
                                  "Port link layer and rate text (constant 1).");
   auto counters = core::counterFamily(
       "fabricwatch_rdma_port_stat_total",
-      "Standard port counters (ports/N/counters), in the kernel's units: port_xmit_data and "
-      "port_rcv_data count 4-byte words.");
+      "Standard port counters (ports/N/counters, and counters_ext where the kernel keeps the "
+      "64-bit ones apart), in the kernel's units: port_xmit_data, port_rcv_data and their _64 "
+      "forms count 4-byte words.");
   auto hw = core::counterFamily("fabricwatch_rdma_port_hw_stat_total",
                                 "Driver port counters (ports/N/hw_counters), as the driver reports "
                                 "them (EFA rx_drops, retrans_pkts; mlx5 np_cnp_sent ...).");
@@ -115,7 +116,9 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
                        {"link_layer", str(p, "link_layer")},
                        {"rate", str(p, "rate")}},
                       1);
-      for (auto [key, fam] : {std::pair{"counters", &counters}, std::pair{"hw_counters", &hw}}) {
+      for (auto [key, fam] :
+           {std::pair{"counters", &counters}, std::pair{"counters_ext", &counters},
+            std::pair{"hw_counters", &hw}}) {
         const auto* cs = p.find(key);
         if (!cs || !cs->isMap()) continue;
         for (const auto& [cname, cv] : cs->asMap()) {

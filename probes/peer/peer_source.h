@@ -1,8 +1,9 @@
 #pragma once
 // The mesh's face in the snapshot pipeline: a core::Source whose collect() copies the prober's
 // latest results into the facts document (node.name, probes.mesh, probes.tcp, probes.dns) and
-// whose renderMetrics() renders the peer metrics. It never probes: the prober runs its own
-// rounds, and the scheduler calls collect() on its own interval.
+// captures the peer metrics with them (Collection::metrics), so that a scrape renders them from
+// the snapshot, never from the live prober. It never probes: the prober runs its own rounds,
+// and the scheduler calls collect() on its own interval.
 
 #include <memory>
 
@@ -21,14 +22,14 @@ class PeerSource : public core::Source {
     core::Collection c;
     if (prober_) {
       c.facts = prober_->facts();
+      auto metrics = std::make_shared<core::MetricFamilies>();
+      prober_->renderMetrics(*metrics);
+      c.metrics = std::move(metrics);
     } else {
       c.facts["node"]["name"] = node_name_;
       c.facts["probes"]["mesh"] = core::Value::map({{"members", 0}, {"active", 0}, {"pending", 0}});
     }
     return c;
-  }
-  void renderMetrics(const core::Snapshot&, core::MetricFamilies& out) const override {
-    if (prober_) prober_->renderMetrics(out);
   }
 
  private:

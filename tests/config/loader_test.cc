@@ -40,6 +40,35 @@ TEST(LoaderTest, EmbeddedDefaultIsValidAndMatchesStructDefaults) {
   EXPECT_EQ(r.config.log.format, plain.log.format);
 }
 
+// docs/configuration.md: a file needs only the keys it changes. It overlays the embedded default
+// key by key, tables included, so a file that does not mention [collect.sources.workloads]
+// leaves that source off (on a bare Config{} every source would be on).
+TEST(LoaderTest, FileOverlaysTheEmbeddedDefaultKeyByKey) {
+  auto def = loadEmbeddedDefault();
+  ASSERT_TRUE(def.ok());
+  auto r = loadConfig("[log]\nlevel = \"debug\"\n", "one-key.toml");
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  Config expected = def.config;
+  expected.log.level = core::log::Level::kDebug;
+  EXPECT_TRUE(r.config == expected) << "a key the file does not set lost its default";
+  EXPECT_FALSE(r.config.sourceConfig("workloads").enabled);
+  EXPECT_EQ(r.config.sourceConfig("kernel").interval, milliseconds(60000));
+  EXPECT_EQ(r.config.collect.sources, def.config.collect.sources);
+  EXPECT_EQ(r.config.web, def.config.web);
+  EXPECT_EQ(r.config.peer, def.config.peer);
+  EXPECT_EQ(r.config.probe, def.config.probe);
+  EXPECT_EQ(r.config.policy, def.config.policy);
+
+  // Inside a table too: turning the kernel source off keeps its default interval, and the
+  // workloads source stays off.
+  auto t = loadConfig("[collect.sources.kernel]\nenabled = false\n", "table.toml");
+  ASSERT_TRUE(t.ok()) << core::formatAll(t.problems);
+  EXPECT_FALSE(t.config.sourceConfig("kernel").enabled);
+  EXPECT_EQ(t.config.sourceConfig("kernel").interval, milliseconds(60000));
+  EXPECT_FALSE(t.config.sourceConfig("workloads").enabled);
+  EXPECT_TRUE(t.config.sourceConfig("rdma").enabled);
+}
+
 TEST(LoaderTest, ShippedFileIsTheEmbeddedDefault) {
   testing::TempDir d;
   auto shipped = loadConfigFile(testing::sourceDir() + "/config/fabricwatch.toml");

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 namespace fabricwatch::core {
@@ -104,6 +106,70 @@ TEST(SchedulerTest, TimeoutIsReportedAtTheDeadlineAndDoesNotPileUp) {
   // While the first run hangs, no second run starts on top of it.
   std::this_thread::sleep_for(150ms);
   EXPECT_EQ(slow->runs.load(), 1);
+  s.stop();
+}
+
+// A source that answers its first run at once and hangs in every later one until released, as
+// a read on a wedged driver or a dead NFS mount would after a good start.
+class HangsAfterFirstRun : public Source {
+ public:
+  std::string_view name() const override { return "flaky"; }
+  Collection collect(const CollectContext&) override {
+    int run = ++runs;
+    if (run > 1) {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, 30s, [this] { return released_; });
+    }
+    Collection c;
+    c.facts["flaky"] = Value::map({{"run", run}});
+    return c;
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::atomic<int> runs{0};
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
+// docs/architecture.md: at the deadline a source is reported failed and its facts withdrawn.
+// Facts from before the hang are not published as current: the snapshot after the deadline
+// has none of the source's facts, until a run succeeds again.
+TEST(SchedulerTest, HangAfterASuccessfulRunWithdrawsItsFactsAtTheDeadline) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  auto src = std::make_shared<HangsAfterFirstRun>();
+  s.addSource(src, Schedule{30ms, 100ms});
+  s.start();
+  ASSERT_TRUE(eventually([&] {
+    auto p = store.load();
+    return p && p->facts.findPath("flaky.run");
+  })) << "the first run publishes its facts";
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto p = store.load();
+        return p && src->runs.load() >= 2 && !p->sources[0].success;
+      },
+      20s))
+      << "the second run times out";
+  auto snap = store.load();
+  EXPECT_NE(snap->sources[0].last_error.find("timed out"), std::string::npos);
+  EXPECT_EQ(snap->facts.find("flaky"), nullptr) << "stale facts are published after the deadline";
+  // Once the stuck run returns, the next run publishes fresh facts again.
+  src->release();
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto p = store.load();
+        return p && p->sources[0].success && p->facts.findPath("flaky.run");
+      },
+      20s));
   s.stop();
 }
 

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "tests/support/http_client.h"
 
 namespace fabricwatch::exporter {
@@ -19,6 +21,13 @@ class HttpServerFixture : public ::testing::Test {
   void SetUp() override {
     server_.route("/hello", [](const HttpRequest& r) {
       return HttpResponse{200, "text/plain", "hi " + r.query};
+    });
+    server_.route("/shared", [](const HttpRequest& r) {
+      HttpResponse resp{200, "text/plain", "head:"};
+      resp.shared_body = std::make_shared<const std::string>("tail");
+      if (r.acceptsEncoding("x-test")) resp.content_encoding = "x-test";
+      resp.body += std::string(r.header("x-probe"));
+      return resp;
     });
     server_.route("/boom",
                   [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("bad"); });
@@ -68,6 +77,37 @@ TEST_F(HttpServerFixture, ObserverSeesEveryRequest) {
   ASSERT_EQ(seen_.size(), 2u);
   EXPECT_EQ(seen_[0], "/hello 200");
   EXPECT_EQ(seen_[1], "other 404");
+}
+
+TEST_F(HttpServerFixture, HeadersInSharedBytesAndEncodingOut) {
+  auto r = testing::httpRaw("127.0.0.1", server_.port(),
+                            "GET /shared HTTP/1.1\r\nHost: x\r\nX-Probe: 7\r\n"
+                            "Accept-Encoding: gzip, X-Test;q=0.5\r\n\r\n");
+  ASSERT_TRUE(r);
+  EXPECT_NE(r->find("Content-Length: 10\r\n"), std::string::npos) << *r;
+  EXPECT_NE(r->find("Content-Encoding: x-test\r\nVary: Accept-Encoding\r\n"), std::string::npos)
+      << *r;
+  EXPECT_EQ(r->substr(r->size() - 10), "head:7tail");
+  auto plain =
+      testing::httpRaw("127.0.0.1", server_.port(), "GET /shared HTTP/1.1\r\nHost: x\r\n\r\n");
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->find("Content-Encoding"), std::string::npos) << *plain;
+}
+
+TEST(HttpServerTest, AcceptEncodingFollowsQValues) {
+  auto req = [](std::string v) {
+    HttpRequest r;
+    r.headers.emplace_back("accept-encoding", std::move(v));
+    return r;
+  };
+  EXPECT_TRUE(req("gzip").acceptsEncoding("gzip"));
+  EXPECT_TRUE(req("deflate, GZIP;q=0.8").acceptsEncoding("gzip"));
+  EXPECT_TRUE(req("*").acceptsEncoding("gzip"));
+  EXPECT_FALSE(req("gzip;q=0").acceptsEncoding("gzip"));
+  EXPECT_FALSE(req("gzip; q=0.000").acceptsEncoding("gzip"));
+  EXPECT_FALSE(req("deflate, br").acceptsEncoding("gzip"));
+  EXPECT_FALSE(req("gzipx").acceptsEncoding("gzip"));
+  EXPECT_FALSE(HttpRequest{}.acceptsEncoding("gzip"));
 }
 
 TEST(HttpServerTest, PortInUseIsAClearError) {

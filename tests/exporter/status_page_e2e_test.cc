@@ -87,7 +87,7 @@ TEST(StatusPageE2ETest, ChromiumShowsTheVerdictViolationsAndEscapedText) {
   ASSERT_NE(critical, std::string::npos);
   ASSERT_NE(rule, std::string::npos);
   EXPECT_LT(critical, rule);
-  EXPECT_NE(dom.find("Drain the node until the port is ACTIVE.", rule), std::string::npos);
+  EXPECT_NE(dom.find("Drain the node until every port is ACTIVE.", rule), std::string::npos);
 
   // The hostile pack: its markup is text. The browser built no script or image from it, and
   // the script did not run (the title is still fabricwatch's).

@@ -110,6 +110,19 @@ TEST(CheckE2ETest, ShippedPacksRunWithoutFiles) {
   EXPECT_NE(r.out.find("resource group: none (derived)"), std::string::npos) << r.out;
 }
 
+// The RoCE fixture whose only fault is /etc/nccl.conf's NCCL_IB_GID_INDEX (2: the RoCE v1 entry
+// of each port's IPv4 address): the shipped packs fail it, naming the index, the GID type found
+// and the HCAs, with no workload running.
+TEST(CheckE2ETest, NodeGidIndexFromNcclConfFailsTheCheck) {
+  auto r = runCommand({binaryPath(), "check", "--path.rootfs=" + fixture("roce_v2_gid_v1")});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("critical  baseline/node-nccl-gid-index"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NCCL_IB_GID_INDEX=2 (from /etc/nccl.conf:1)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mlx5_0 port 1: IB/RoCE v1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mlx5_1 port 1: IB/RoCE v1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 violation(s): 1 critical"), std::string::npos) << r.out;
+}
+
 TEST(PolicyCliE2ETest, ValidateReportsPositionsAndExitsTwo) {
   Fixture f;
   auto ok = runCommand({binaryPath(), "policy", "validate", f.pack});

@@ -1,4 +1,5 @@
-// NCCL's list syntax (prefix, =exact, ^exclusion, :port) and the annotations rules read.
+// The annotations rules read: NCCL's list settings resolved against the facts (the syntax
+// itself is tested in tests/core/nccl_list_test.cc).
 #include "policy/nccl_list.h"
 
 #include <gtest/gtest.h>
@@ -7,36 +8,6 @@
 
 namespace fabricwatch::policy {
 namespace {
-
-TEST(NcclListTest, ParsesListLevelPrefixes) {
-  NcclList l = parseNcclList("^=docker0,lo");
-  EXPECT_TRUE(l.exclude);
-  EXPECT_TRUE(l.exact);
-  ASSERT_EQ(l.entries.size(), 2u);
-  EXPECT_EQ(l.entries[0].name, "docker0");
-  EXPECT_EQ(l.entries[1].name, "lo");
-  NcclList h = parseNcclList("mlx5_0:1,mlx5_1");
-  EXPECT_FALSE(h.exclude);
-  EXPECT_EQ(h.entries[0].port, 1);
-  EXPECT_EQ(h.entries[1].port, -1);
-}
-
-TEST(NcclListTest, SelectsLikeNccl) {
-  EXPECT_TRUE(ncclSelects(parseNcclList("eth"), "eth0"));
-  EXPECT_TRUE(ncclSelects(parseNcclList("eth"), "eth12"));
-  EXPECT_FALSE(ncclSelects(parseNcclList("eth"), "ens1"));
-  EXPECT_TRUE(ncclSelects(parseNcclList("=eth0"), "eth0"));
-  EXPECT_FALSE(ncclSelects(parseNcclList("=eth0"), "eth01"));
-  EXPECT_FALSE(ncclSelects(parseNcclList("^docker,lo"), "docker0"));
-  EXPECT_FALSE(ncclSelects(parseNcclList("^docker,lo"), "lo"));
-  EXPECT_TRUE(ncclSelects(parseNcclList("^docker,lo"), "eth0"));
-  EXPECT_FALSE(ncclSelects(parseNcclList("^=docker0"), "docker0"));
-  EXPECT_TRUE(ncclSelects(parseNcclList("^=docker0"), "docker01"));
-  EXPECT_TRUE(ncclSelects(parseNcclList("mlx5_0:1"), "mlx5_0", 1));
-  EXPECT_FALSE(ncclSelects(parseNcclList("mlx5_0:1"), "mlx5_0", 2));
-  EXPECT_TRUE(ncclSelects(parseNcclList("mlx5"), "mlx5_3", 1));
-  EXPECT_TRUE(ncclSelects(parseNcclList(""), "anything"));
-}
 
 core::Value nodeFacts() {
   return yamlToValue(YAML::Load(R"(
@@ -94,6 +65,60 @@ TEST(NcclListTest, AnnotatesNodeAndWorkloadSettings) {
   core::Value again = f;
   prepareFacts(again, "lingjun-gu8xf");
   EXPECT_EQ(again, f);  // idempotent
+}
+
+// NCCL_IB_GID_INDEX is resolved on the ports NCCL would open in the same scope: those its
+// NCCL_IB_HCA selects (all when unset) that are ACTIVE, each with the GID entry at the index.
+TEST(NcclListTest, AnnotatesTheGidIndexOnThePortsNcclOpens) {
+  core::Value f = yamlToValue(YAML::Load(R"(
+rdma:
+  devices:
+    - name: mlx5_0
+      node_type: CA
+      ports:
+        - port: 1
+          state: ACTIVE
+          link_layer: Ethernet
+          gids:
+            - {index: 2, type: IB/RoCE v1, address: "0000:0000:0000:0000:0000:ffff:0a00:0105"}
+            - {index: 3, type: RoCE v2, address: "0000:0000:0000:0000:0000:ffff:0a00:0105"}
+    - name: mlx5_1
+      node_type: CA
+      ports:
+        - {port: 1, state: DOWN, link_layer: Ethernet, gids: []}
+        - {port: 2, state: ACTIVE, link_layer: Ethernet, gids: []}
+nccl:
+  settings:
+    NCCL_IB_GID_INDEX: {value: " 3", source: "/etc/nccl.conf:1"}
+workloads:
+  - pid: 7
+    nccl:
+      NCCL_IB_GID_INDEX: {value: "2", source: workload 7 environment}
+      NCCL_IB_HCA: {value: "=mlx5_0", source: workload 7 environment}
+  - pid: 8
+    nccl:
+      NCCL_IB_GID_INDEX: {value: "auto", source: workload 8 environment}
+)"));
+  prepareFacts(f, "roce");
+  const core::Value& node = *f.findPath("nccl.settings.NCCL_IB_GID_INDEX");
+  ASSERT_TRUE(node.find("index") && node.find("ports"));
+  EXPECT_EQ(node.find("index")->asInt(), 3);
+  const auto& ports = node.find("ports")->asList();
+  ASSERT_EQ(ports.size(), 2u);  // mlx5_1 port 1 is DOWN: NCCL does not open it
+  EXPECT_EQ(ports[0].find("device")->asString(), "mlx5_0");
+  EXPECT_EQ(ports[0].find("node_type")->asString(), "CA");
+  EXPECT_EQ(ports[0].findPath("gid.type")->asString(), "RoCE v2");
+  EXPECT_EQ(ports[1].find("device")->asString(), "mlx5_1");
+  EXPECT_EQ(ports[1].find("port")->asInt(), 2);
+  EXPECT_EQ(ports[1].find("gid"), nullptr);  // no entry in use at index 3
+
+  const auto& w = f.find("workloads")->asList();
+  const auto& wports = w[0].findPath("nccl.NCCL_IB_GID_INDEX")->find("ports")->asList();
+  ASSERT_EQ(wports.size(), 1u);  // NCCL_IB_HCA==mlx5_0
+  EXPECT_EQ(wports[0].findPath("gid.type")->asString(), "IB/RoCE v1");
+  const core::Value& bad = *w[1].findPath("nccl.NCCL_IB_GID_INDEX");
+  EXPECT_EQ(bad.find("index"), nullptr);  // not a number
+  EXPECT_EQ(bad.find("ports")->size(), 2u);
 }
 
 }  // namespace

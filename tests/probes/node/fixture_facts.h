@@ -12,8 +12,8 @@
 namespace fabricwatch::probes::node {
 
 inline const std::vector<std::string>& fixtureRoots() {
-  static const std::vector<std::string> kRoots = {"ib_ndr", "roce_v2", "p5_efa",
-                                                  "erdma",  "no_rdma", "broken"};
+  static const std::vector<std::string> kRoots = {
+      "ib_ndr", "roce_v2", "roce_v2_gid_v1", "p5_efa", "erdma", "no_rdma", "broken", "legacy_bond"};
   return kRoots;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "probes/node/rdma_source.h"
@@ -95,6 +96,57 @@ TEST(FixtureSourcesTest, RoceV2NodeHasBothGidTypesPerAddress) {
   EXPECT_EQ(at(idx(ifs, 0), "mtu").asInt(), 4200);
   EXPECT_EQ(idx(at(idx(ifs, 0), "addresses"), 0).asString(), "fe80::bace:f6ff:fe4c:210a");
   EXPECT_EQ(at(f, "limits.memlock.soft_bytes").asInt(), 65536);
+}
+
+// Modelled on node_exporter's sysfs fixture: an i40iw iWARP port whose counters read
+// "N/A (no PMA)" (absent, not read errors), a ConnectX-3 port with counters_ext, an 802.3ad bond
+// (and the bonding driver's bonding_masters file, which is no interface), a u64 memlock limit.
+TEST(FixtureSourcesTest, LegacyNodeCountersNotAvailableAreAbsentNotErrors) {
+  core::Collection c = RdmaSource().collect({testing::fixture("legacy_bond")});
+  EXPECT_EQ(c.read_errors, 0u) << (c.errors.empty() ? "" : c.errors[0]);
+  const auto* iw = device(c.facts, "i40iw0");
+  ASSERT_TRUE(iw);
+  const auto& p = idx(at(*iw, "ports"), 0);
+  EXPECT_EQ(at(p, "counters").size(), 0u);  // every counter is N/A: none is reported
+  EXPECT_EQ(str(p, "state"), "ACTIVE");
+}
+
+TEST(FixtureSourcesTest, LegacyNodeReadsCountersExt) {
+  auto f = collectFixture("legacy_bond").facts;
+  const auto* d = device(f, "mlx4_0");
+  ASSERT_TRUE(d);
+  const auto& p1 = idx(at(*d, "ports"), 0);
+  EXPECT_EQ(at(p1, "counters_ext.port_xmit_data_64").asInt(), 3733440);
+  EXPECT_EQ(at(p1, "counters_ext.port_rcv_packets_64").asInt(), 0);
+  EXPECT_EQ(at(p1, "counters.port_xmit_wait").asInt(), 4294967295);
+  EXPECT_EQ(at(p1, "counters.port_rcv_packets").asInt(), 6825908347);
+}
+
+TEST(FixtureSourcesTest, LegacyNodeBondsAndNoBondingMastersInterface) {
+  auto f = collectFixture("legacy_bond").facts;
+  std::vector<std::string> names;
+  const core::Value* bond = nullptr;
+  for (const auto& i : at(f, "net.interfaces").asList()) {
+    names.push_back(str(i, "name"));
+    if (str(i, "name") == "bond0") bond = &i;
+  }
+  EXPECT_EQ(std::count(names.begin(), names.end(), "bonding_masters"), 0) << names.size();
+  ASSERT_TRUE(bond);
+  EXPECT_EQ(str(*bond, "bond.mode"), "802.3ad");
+  EXPECT_EQ(at(*bond, "bond.mode_code").asInt(), 4);
+  ASSERT_EQ(at(*bond, "bond.slaves").size(), 2u);
+  EXPECT_EQ(idx(at(*bond, "bond.slaves"), 1).asString(), "eno2");
+  EXPECT_EQ(str(*bond, "bond.mii_status"), "up");
+  EXPECT_EQ(at(*bond, "speed_mbps").asInt(), 20000);
+  EXPECT_EQ(bond->find("pci_address"), nullptr);
+}
+
+TEST(FixtureSourcesTest, LegacyNodeMemlockAboveInt64IsNotClamped) {
+  auto f = collectFixture("legacy_bond").facts;
+  const auto& soft = at(f, "limits.memlock.soft_bytes");
+  ASSERT_TRUE(soft.isDouble());
+  EXPECT_EQ(soft.asDouble(), 18446744073708503040.0);
+  EXPECT_FALSE(at(f, "limits.memlock.unlimited").asBool());
 }
 
 TEST(FixtureSourcesTest, P5NodeHas32EfaDevicesAndHugepages) {

@@ -2,6 +2,7 @@
 // package inventories, workload maps/environ/cgroup/libc.
 #include <gtest/gtest.h>
 
+#include "probes/node/fact_reader.h"
 #include "probes/node/host_parse.h"
 #include "probes/node/pci_parse.h"
 #include "probes/node/rdma_parse.h"
@@ -37,6 +38,12 @@ TEST(RdmaParseTest, ZeroGids) {
   EXPECT_TRUE(isZeroGid("0000:0000:0000:0000:0000:0000:0000:0000\n"));
   EXPECT_FALSE(isZeroGid("fe80:0000:0000:0000:946d:ae03:00a1:b2c0"));
   EXPECT_FALSE(isZeroGid("0000:0000:0000:0000:0000:ffff:0a00:0105"));
+}
+
+TEST(RdmaParseTest, UnavailableCounters) {
+  EXPECT_TRUE(isUnavailableCounter("N/A (no PMA)\n"));
+  EXPECT_FALSE(isUnavailableCounter("0\n"));
+  EXPECT_FALSE(isUnavailableCounter("garbage"));
 }
 
 TEST(RdmaParseTest, KindsFromDriverThenName) {
@@ -126,6 +133,53 @@ TEST(HostParseTest, Memlock) {
   EXPECT_EQ(small.find("soft_bytes")->asInt(), 65536);
   EXPECT_EQ(small.find("hard_bytes")->asInt(), 65536);
   EXPECT_TRUE(parseMemlock(head).isNull());
+}
+
+// Limits are u64: 2^64 - 1 MiB is a limit above INT64_MAX, reported as the nearest double, not
+// clamped to INT64_MAX; RLIM_INFINITY written as a number is unlimited, as "unlimited" is.
+TEST(HostParseTest, MemlockIsUnsigned64Bit) {
+  std::string head = "Limit                     Soft Limit           Hard Limit           Units\n";
+  auto big = parseMemlock(head +
+                          "Max locked memory         18446744073708503040 18446744073708503040 "
+                          "bytes\n");
+  EXPECT_FALSE(big.find("unlimited")->asBool());
+  ASSERT_TRUE(big.find("soft_bytes")->isDouble());
+  EXPECT_EQ(big.find("soft_bytes")->asDouble(), 18446744073708503040.0);
+  EXPECT_GT(big.find("hard_bytes")->asDouble(), 9223372036854775807.0);
+  auto inf = parseMemlock(head +
+                          "Max locked memory         18446744073709551615 65536                "
+                          "bytes\n");
+  EXPECT_TRUE(inf.find("unlimited")->asBool());
+  EXPECT_EQ(inf.find("soft_bytes"), nullptr);
+  EXPECT_FALSE(inf.find("hard_unlimited")->asBool());
+  EXPECT_EQ(inf.find("hard_bytes")->asInt(), 65536);
+}
+
+TEST(HostParseTest, MeminfoIsUnsigned) {
+  auto m = parseMeminfo("HugePages_Total:    18446744073709551615\n");
+  EXPECT_EQ(m["HugePages_Total"], UINT64_MAX);
+}
+
+TEST(FactReaderTest, UnsignedAndSignedIntegers) {
+  EXPECT_EQ(parseUnsigned("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(parseUnsigned("0x10"), 16u);
+  EXPECT_EQ(parseUnsigned("-1"), std::nullopt);
+  EXPECT_EQ(parseUnsigned("18446744073709551616"), std::nullopt);
+  EXPECT_EQ(parseInteger("-1"), -1);
+  // Past int64 a signed read is not an integer (u64 attributes are read with parseUnsigned),
+  // never a clamped INT64_MAX.
+  EXPECT_EQ(parseInteger("9223372036854775808"), std::nullopt);
+  EXPECT_EQ(parseInteger("9223372036854775807"), INT64_MAX);
+}
+
+TEST(HostParseTest, BondMode) {
+  auto m = parseBondMode("802.3ad 4\n");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->name, "802.3ad");
+  EXPECT_EQ(m->code, 4);
+  EXPECT_EQ(parseBondMode("active-backup 1")->name, "active-backup");
+  EXPECT_EQ(parseBondMode("802.3ad"), std::nullopt);
+  EXPECT_EQ(parseBondMode(""), std::nullopt);
 }
 
 TEST(HostParseTest, NvidiaDriverVersionTellsOpenFromProprietaryModules) {

@@ -54,6 +54,62 @@ TEST(RenderMetricsTest, FamiliesAreUniqueOnEveryFixture) {
   }
 }
 
+// Interfaces that carry the fabric's traffic get the up / MTU / speed series, virtual or not:
+// a bond (with its mode and slaves), the VLAN an RDMA port's GIDs sit on; per-pod veths and
+// docker0 do not.
+TEST(RenderMetricsTest, BondsAndRdmaVlansGetInterfaceSeries) {
+  auto m = renderAll(collectFixture("legacy_bond").facts);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_up", {{"interface", "bond0"}}), 1);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_mtu_bytes", {{"interface", "bond0"}}), 9000);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_speed_bytes_per_second", {{"interface", "bond0"}}),
+            20000e6 / 8);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_info",
+                  {{"interface", "bond0"}, {"pci_address", ""}, {"operstate", "up"}}),
+            1);
+  EXPECT_EQ(value(m, "fabricwatch_net_bond_info", {{"interface", "bond0"}, {"mode", "802.3ad"}}),
+            1);
+  EXPECT_EQ(value(m, "fabricwatch_net_bond_slaves", {{"interface", "bond0"}}), 2);
+  EXPECT_EQ(value(m, "fabricwatch_net_bond_slaves_up", {{"interface", "bond0"}}), 2);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_up", {{"interface", "ens5p2.100"}}), 1);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_up", {{"interface", "eno1"}}), 1);
+  for (const char* virt : {"veth3f2a1c9", "docker0", "lo", "bonding_masters"}) {
+    EXPECT_TRUE(std::isnan(value(m, "fabricwatch_net_interface_up", {{"interface", virt}})))
+        << virt;
+  }
+  // The legacy counters are reported as node_exporter reports them; an N/A counter is absent.
+  EXPECT_EQ(value(m, "fabricwatch_rdma_port_stat_total",
+                  {{"device", "mlx4_0"}, {"port", "1"}, {"stat", "port_xmit_data_64"}}),
+            3733440);
+  EXPECT_TRUE(std::isnan(value(m, "fabricwatch_rdma_port_stat_total",
+                               {{"device", "i40iw0"}, {"stat", "symbol_error"}})));
+  EXPECT_EQ(value(m, "fabricwatch_memlock_limit_bytes", {{"limit", "soft"}}),
+            18446744073708503040.0);
+}
+
+// A virtual interface named by an effective NCCL_SOCKET_IFNAME (the node's /etc/nccl.conf or a
+// workload's) gets the series; an exclusion list names none.
+TEST(RenderMetricsTest, InterfacesNamedByNcclSocketIfname) {
+  auto facts = collectFixture("no_rdma").facts;
+  facts.setPath("nccl.settings.NCCL_SOCKET_IFNAME",
+                core::Value::map({{"value", "=docker0"}, {"source", "/etc/nccl.conf:1"}}));
+  auto m = renderAll(facts);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_up", {{"interface", "docker0"}}), 0);
+  EXPECT_TRUE(std::isnan(value(m, "fabricwatch_net_interface_up", {{"interface", "lo"}})));
+
+  auto wl = collectFixture("no_rdma").facts;
+  core::Value w = core::Value::map();
+  w["pid"] = 7;
+  w["nccl"]["NCCL_SOCKET_IFNAME"] =
+      core::Value::map({{"value", "lo"}, {"source", "workload 7 environment"}});
+  wl["workloads"] = core::Value::list();
+  wl["workloads"].push(std::move(w));
+  wl.setPath("nccl.settings.NCCL_SOCKET_IFNAME",
+             core::Value::map({{"value", "^docker"}, {"source", "/etc/nccl.conf:1"}}));
+  m = renderAll(wl);
+  EXPECT_EQ(value(m, "fabricwatch_net_interface_mtu_bytes", {{"interface", "lo"}}), 65536);
+  EXPECT_TRUE(std::isnan(value(m, "fabricwatch_net_interface_up", {{"interface", "docker0"}})));
+}
+
 TEST(RenderMetricsTest, P5Node) {
   auto m = renderAll(collectFixture("p5_efa").facts);
   EXPECT_EQ(value(m, "fabricwatch_rdma_devices", {}), 32);

@@ -148,7 +148,10 @@ TEST_F(MeshTest, DiscoversReportsAndDetectsFailures) {
     EXPECT_GT(r["rtt_seconds"]["p50"].get<double>(), 0.0);
     EXPECT_LT(r["rtt_seconds"]["p50"].get<double>(), 0.1);
   }
-  EXPECT_GT(metric(1, "fabricwatch_probe_tcp_rtt_seconds_count"), 0);
+  // Peer metrics are the copy the peer source captured at its last run (every interval), so
+  // they follow /api/v1/peers by up to one interval: poll them, with a deadline.
+  EXPECT_TRUE(waitFor([&] { return metric(1, "fabricwatch_probe_tcp_rtt_seconds_count") > 0; },
+                      kTwoRounds));
 
   // 2. The wrong secret: never active anywhere, its knocks refused and counted, and it has
   //    nobody to probe.
@@ -167,8 +170,12 @@ TEST_F(MeshTest, DiscoversReportsAndDetectsFailures) {
       [&] { return metric(1, "fabricwatch_peer_channel_dropped_total{reason=\"auth\"}") > 0; },
       5s));
   EXPECT_EQ(metric(kWrong, "fabricwatch_peer_members{state=\"active\"}"), 0);
-  EXPECT_GT(metric(kWrong, "fabricwatch_peer_knocks_total{result=\"failed\"}"), 0);
-  EXPECT_GT(metric(kWrong, "fabricwatch_peer_channel_dropped_total{reason=\"auth\"}"), 0);
+  EXPECT_TRUE(waitFor(
+      [&] { return metric(kWrong, "fabricwatch_peer_knocks_total{result=\"failed\"}") > 0; },
+      kTwoRounds));
+  EXPECT_TRUE(waitFor(
+      [&] { return metric(kWrong, "fabricwatch_peer_channel_dropped_total{reason=\"auth\"}") > 0; },
+      kTwoRounds));
 
   // 3. Link down on host 2: unreachable for all within two rounds; back after link up.
   if (lab_) {
@@ -178,9 +185,12 @@ TEST_F(MeshTest, DiscoversReportsAndDetectsFailures) {
     std::cerr << "[ NOTE ] link down seen by all in "
               << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()
               << " ms\n";
-    EXPECT_EQ(metric(1, "fabricwatch_probe_tcp_peer_up{peer=\"" + peerAddr(2) +
-                            "\",peer_node=\"node-2\"}"),
-              0);
+    EXPECT_TRUE(waitFor(
+        [&] {
+          return metric(1, "fabricwatch_probe_tcp_peer_up{peer=\"" + peerAddr(2) +
+                               "\",peer_node=\"node-2\"}") == 0;
+        },
+        kTwoRounds));
     ASSERT_TRUE(lab_->setLink(2, true)) << lab_->lastError();
     EXPECT_TRUE(waitFor([&] { return allSee(2, "reachable"); }, kTwoRounds + 2s))
         << peers(1).dump(2);
@@ -194,9 +204,13 @@ TEST_F(MeshTest, DiscoversReportsAndDetectsFailures) {
   std::cerr << "[ NOTE ] kill seen by all in "
             << std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count()
             << " ms\n";
-  EXPECT_GT(metric(1, "fabricwatch_probe_tcp_failures_total{reason=\"refused\"}") +
-                metric(1, "fabricwatch_probe_tcp_failures_total{reason=\"timeout\"}"),
-            0);
+  EXPECT_TRUE(waitFor(
+      [&] {
+        return metric(1, "fabricwatch_probe_tcp_failures_total{reason=\"refused\"}") +
+                   metric(1, "fabricwatch_probe_tcp_failures_total{reason=\"timeout\"}") >
+               0;
+      },
+      kTwoRounds));
   start(3);
   EXPECT_TRUE(waitFor([&] { return allSee(3, "reachable"); }, kTwoRounds + 2s)) << peers(1).dump(2);
 }

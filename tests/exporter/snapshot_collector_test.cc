@@ -1,0 +1,87 @@
+// A scrape renders one snapshot: the peer and policy metrics come from what the snapshot
+// captured when it was built, not from the live prober and pack store, which move on.
+#include "exporter/snapshot_collector.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+#include "core/scheduler.h"
+#include "policy/policy_stage.h"
+#include "probes/peer/membership.h"
+#include "probes/peer/peer_prober.h"
+#include "probes/peer/peer_source.h"
+#include "probes/peer/tcp_kind.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::exporter {
+namespace {
+
+using namespace std::chrono_literals;
+
+const char* kPack = R"(apiVersion: fabricwatch.io/v1
+kind: PolicyPack
+metadata: {name: demo}
+spec:
+  rules:
+    - {id: always, severity: info, expression: 'true', remediation: none}
+)";
+
+std::string text(const core::MetricFamilies& fams) {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, fams);
+  return out.str();
+}
+
+std::shared_ptr<probes::peer::PeerProber> makeProber() {
+  std::vector<std::unique_ptr<probes::peer::MembershipSource>> sources;
+  sources.push_back(std::make_unique<probes::peer::StaticSource>(std::vector<std::string>{}));
+  probes::peer::ProberOptions o;
+  o.node_name = "node-a";
+  o.secret = "snapshot-collector-test-secret";
+  o.channel.listen_address = "127.0.0.1:0";
+  o.interval = 1h;  // rounds are driven by the test
+  return std::make_shared<probes::peer::PeerProber>(
+      o, std::make_unique<probes::peer::Membership>(std::move(sources), 0ms),
+      std::vector<std::shared_ptr<probes::peer::ProbeKind>>{
+          probes::peer::makeTcpKind({o.secret, o.node_name, 3, 300ms, 300ms})});
+}
+
+TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) {
+  auto prober = makeProber();
+  ASSERT_TRUE(prober->start());
+  prober->runRound(1);
+
+  testing::TempDir dir;
+  std::string pack = dir.write("demo.yaml", kPack);
+  auto packs = std::make_shared<policy::PackStore>(policy::PackStoreOptions{{pack}, false, {}});
+  ASSERT_TRUE(packs->reload().empty());
+
+  core::SnapshotStore store;
+  core::Scheduler sched(store, core::CollectContext{}, 0);
+  sched.addSource(std::make_shared<probes::peer::PeerSource>(prober, "node-a"), {});
+  sched.addStage(std::make_shared<policy::PolicyStage>(packs, policy::StageOptions{}));
+  sched.runOnce();
+  auto snap = store.load();
+  ASSERT_NE(snap, nullptr);
+
+  // The live objects move on after the snapshot was published: another round, a bad reload.
+  prober->runRound(2);
+  dir.write("demo.yaml", "kind: nonsense\n");
+  ASSERT_FALSE(packs->reload().empty());
+
+  std::string m = text(renderSnapshot(*snap));
+  EXPECT_NE(m.find("fabricwatch_peer_rounds_total 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("fabricwatch_policy_last_reload_successful 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("fabricwatch_policy_packs_loaded 1\n"), std::string::npos) << m;
+  // The next snapshot sees what the live objects say now.
+  sched.runOnce();
+  std::string next = text(renderSnapshot(*store.load()));
+  EXPECT_NE(next.find("fabricwatch_peer_rounds_total 2\n"), std::string::npos) << next;
+  EXPECT_NE(next.find("fabricwatch_policy_last_reload_successful 0\n"), std::string::npos);
+  prober->stop();
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

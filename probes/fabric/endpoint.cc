@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "core/log.h"
+#include "probes/fabric/libfabric.h"
 #include "probes/fabric/providers.h"
 
 namespace fabricwatch::probes::fabric {
@@ -18,8 +19,8 @@ namespace {
 
 // The API version the probe is written against: the headers' own, or the loaded library's when
 // that is older (fi_getinfo refuses a newer one).
-uint32_t requestedVersion() {
-  return std::min<uint32_t>(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), fi_version());
+uint32_t requestedVersion(const Libfabric& f) {
+  return std::min<uint32_t>(FI_VERSION(FI_MAJOR_VERSION, FI_MINOR_VERSION), f.version());
 }
 
 std::string addrFormatName(uint32_t f) {
@@ -44,12 +45,14 @@ std::string addrFormatName(uint32_t f) {
 }
 
 struct InfoDeleter {
-  void operator()(fi_info* i) const { fi_freeinfo(i); }
+  void operator()(fi_info* i) const {
+    if (i) libfabric()->freeinfo(i);
+  }
 };
 using InfoPtr = std::unique_ptr<fi_info, InfoDeleter>;
 
 InfoPtr hintsFor(const EndpointOptions& o, const std::string& prov_name) {
-  InfoPtr h(fi_allocinfo());
+  InfoPtr h(libfabric()->dupinfo(nullptr));  // fi_allocinfo()
   if (!h) return h;
   h->caps = FI_MSG | (o.hmem ? FI_HMEM : 0);
   // Modes the probe handles: a context per operation, and a prefix before each payload.
@@ -70,8 +73,10 @@ int getinfo(const EndpointOptions& o, const std::string& prov_name, const char* 
   if (!hints) return -FI_ENOMEM;
   fi_info* info = nullptr;
   int ret = 0;
+  const Libfabric& f = *libfabric();
   std::string said = core::log::captureStderr([&] {
-    ret = fi_getinfo(requestedVersion(), node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
+    SignalDispositions keep;  // providers initialise here: no crash handler of theirs stays
+    ret = f.getinfo(requestedVersion(f), node, nullptr, node ? FI_SOURCE : 0, hints.get(), &info);
   });
   if (!said.empty())
     core::log::warn("fabric", "libfabric printed while loading providers", {{"output", said}});
@@ -89,10 +94,13 @@ std::string FabricError::message() const {
 
 FabricError libfabricError(std::string op, int ret, std::string detail) {
   int code = ret < 0 ? -ret : ret;
-  return {std::move(op), code, fi_strerror(code), std::move(detail)};
+  return {std::move(op), code, fabricStrerror(code), std::move(detail)};
 }
 
-std::string libfabricVersion() { return versionString(fi_version()); }
+std::string libfabricVersion() {
+  const Libfabric* f = libfabric();
+  return f ? versionString(f->version()) : "";
+}
 
 // --- Buffer ---
 
@@ -132,6 +140,8 @@ std::unique_ptr<Endpoint> Endpoint::open(const EndpointOptions& opts, ProviderFa
 }
 
 std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
+  std::string why;
+  if (!libfabric(&why)) return FabricError{"dlopen", 0, "cannot load libfabric.so.1", why};
   facts_.api_version = libfabricVersion();
   // 1. Which provider: the configured one, or the best that fi_getinfo lists.
   std::string prov = opts.provider == kAuto ? "" : opts.provider;
@@ -155,18 +165,18 @@ std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
     std::string seen;
     for (const auto& n : names)
       if (seen.find(n) == std::string::npos) seen += (seen.empty() ? "" : ", ") + n;
-    return FabricError{"fi_getinfo", FI_ENODATA, fi_strerror(FI_ENODATA),
+    return FabricError{"fi_getinfo", FI_ENODATA, fabricStrerror(FI_ENODATA),
                        "no provider usable by auto among: " + (seen.empty() ? "none" : seen)};
   }
   std::string chosen = names[*pick];
-  InfoPtr info(fi_dupinfo(entries[*pick]));
+  InfoPtr info(libfabric()->dupinfo(entries[*pick]));
   // 2. Socket providers bind to the peer channel's address when it is a specific one, so the
   // fabric path is the one the mesh probes (and stays inside a network namespace).
   if (isSocketProvider(chosen) && !opts.source_address.empty()) {
     InfoPtr bound;
     ret = getinfo(opts, chosen, opts.source_address.c_str(), bound);
     if (ret) return libfabricError("fi_getinfo", ret, "binding " + opts.source_address);
-    info.reset(fi_dupinfo(bound.get()));
+    info.reset(libfabric()->dupinfo(bound.get()));
   }
   if (!info) return libfabricError("fi_dupinfo", -FI_ENOMEM);
   info_ = info.release();
@@ -187,12 +197,12 @@ std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
   mr_endpoint_ = (info_->domain_attr->mr_mode & FI_MR_ENDPOINT) != 0;
   prov_key_ = (info_->domain_attr->mr_mode & FI_MR_PROV_KEY) != 0;
   if (opts.max_message > facts_.max_msg_size)
-    return FabricError{"fi_getinfo", FI_EMSGSIZE, fi_strerror(FI_EMSGSIZE),
+    return FabricError{"fi_getinfo", FI_EMSGSIZE, fabricStrerror(FI_EMSGSIZE),
                        "messages of " + std::to_string(opts.max_message) + " bytes exceed " +
                            chosen + "'s max_msg_size " + std::to_string(facts_.max_msg_size)};
 
   // 3. The objects, in the order libfabric wants them.
-  if ((ret = fi_fabric(info_->fabric_attr, &fabric_, nullptr)))
+  if ((ret = libfabric()->fabric(info_->fabric_attr, &fabric_, nullptr)))
     return libfabricError("fi_fabric", ret);
   if ((ret = fi_domain(fabric_, info_, &domain_, nullptr))) return libfabricError("fi_domain", ret);
   fi_cq_attr cq_attr{};
@@ -230,7 +240,7 @@ Endpoint::~Endpoint() {
   if (cq_) fi_close(&cq_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
-  if (info_) fi_freeinfo(info_);
+  if (info_) libfabric()->freeinfo(info_);
 }
 
 std::optional<fi_addr_t> Endpoint::insert(const std::string& name,

@@ -84,6 +84,26 @@ class Waiter {
   std::optional<FabricError> error_;
 };
 
+// After a failed session: cancels what is still posted and reads the completion queue until
+// those operations have completed (canceled, or failed with the peer) or `grace` has passed,
+// so that nothing of the session is in flight when its buffers and contexts go and the
+// endpoint closes (rxm's endpoint close crashes on receives it is still serving).
+void quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace) {
+  if (ep.closed()) return;
+  for (void* ctx : posted) ep.cancel(ctx);
+  std::vector<void*> left = posted;
+  auto end = Clock::now() + grace;
+  while (!left.empty() && Clock::now() < end) {
+    Completion c[16];
+    FabricError err;
+    void* failed = nullptr;
+    ssize_t n = ep.poll(c, 16, &err, &failed);
+    if (n < 0 && failed) std::erase(left, failed);
+    for (ssize_t i = 0; i < n; ++i) std::erase(left, c[i].context);
+    if (n == 0) std::this_thread::sleep_for(100us);
+  }
+}
+
 bool ours(const Buffer& b, size_t len, uint64_t id, uint64_t* seq) {
   uint64_t got = 0;
   return readHeader(b.payload(), len, &got, seq) && got == id;
@@ -153,10 +173,12 @@ Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr
     return w.post(
         "fi_recv", [&] { return ep.postRecv(rx, spec.size, &rx_ctx); }, on);
   };
-  if (!post_rx()) {
+  auto fail = [&] {
     m.error = w.error();
+    quiesce(ep, {&rx_ctx, &tx_ctx}, std::chrono::milliseconds(100));
     return m;
-  }
+  };
+  if (!post_rx()) return fail();
   Clock::time_point start{}, t1{};
   for (uint32_t i = 0; i < spec.count; ++i) {
     writeHeader(tx.payload(), spec.id, i);
@@ -178,17 +200,11 @@ Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr
         ok = post_rx();
       }
     }
-    if (!ok) {
-      m.error = w.error();
-      return m;
-    }
+    if (!ok) return fail();
     t1 = Clock::now();
     if (i >= warmup) m.rtt_seconds.push_back(seconds(t1 - t0));
     ++m.completed;
-    if (i + 1 < spec.count && !post_rx()) {
-      m.error = w.error();
-      return m;
-    }
+    if (i + 1 < spec.count && !post_rx()) return fail();
   }
   if (spec.count > warmup) m.elapsed_seconds = seconds(t1 - start);
   return m;
@@ -216,10 +232,14 @@ Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_ad
     return w.post(
         "fi_recv", [&] { return ep.postRecv(rx, kHeaderBytes, &ack_ctx); }, on);
   };
-  if (!post_ack()) {
+  auto fail = [&] {
     m.error = w.error();
+    std::vector<void*> posted = {&ack_ctx};
+    for (auto& c : tx_ctx) posted.push_back(&c);
+    quiesce(ep, posted, std::chrono::milliseconds(100));
     return m;
-  }
+  };
+  if (!post_ack()) return fail();
   Clock::time_point start{}, end{};
   for (uint32_t win = 0; win < spec.count; ++win) {
     if (win == warmup) start = Clock::now();
@@ -239,17 +259,11 @@ Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_ad
         ok = post_ack();
       }
     }
-    if (!ok) {
-      m.error = w.error();
-      return m;
-    }
+    if (!ok) return fail();
     end = Clock::now();
     ++m.completed;
     if (win >= warmup) m.bytes += uint64_t{spec.size} * spec.window;
-    if (win + 1 < spec.count && !post_ack()) {
-      m.error = w.error();
-      return m;
-    }
+    if (win + 1 < spec.count && !post_ack()) return fail();
   }
   if (spec.count > warmup) m.elapsed_seconds = seconds(end - start);
   return m;
@@ -307,13 +321,17 @@ Measurement ResponderSession::respond(Clock::time_point deadline,
     return w.post(
         "fi_recv", [&] { return ep_.postRecv(*rx_, spec_.size, ctx); }, on);
   };
+  auto fail = [&] {
+    m.error = w.error();
+    std::vector<void*> posted = {&tx_ctx_};
+    for (auto& c : rx_ctx_) posted.push_back(&c);
+    quiesce(ep_, posted, std::chrono::milliseconds(100));
+    return m;
+  };
   const uint32_t per_step = bw ? spec_.window : 1;
   for (uint32_t step = 0; step < spec_.count; ++step) {
     while (received.size() < per_step) {
-      if (!w.poll(on) || w.error()) {
-        m.error = w.error();
-        return m;
-      }
+      if (!w.poll(on) || w.error()) return fail();
     }
     uint64_t id = 0, seq = step;
     if (!bw) readHeader(rx_->payload(), spec_.size, &id, &seq);  // echo the ping's number
@@ -334,10 +352,7 @@ Measurement ResponderSession::respond(Clock::time_point deadline,
                         "fi_send", [&] { return ep_.postSend(*tx_, reply_len, client_, &tx_ctx_); },
                         on);
     while (ok && !tx_done) ok = w.poll(on);
-    if (!ok) {
-      m.error = w.error();
-      return m;
-    }
+    if (!ok) return fail();
     ++m.completed;
     if (bw) m.bytes += uint64_t{spec_.size} * spec_.window;
   }

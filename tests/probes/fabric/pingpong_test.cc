@@ -215,6 +215,34 @@ TEST(FabricPingPongTest, FailedSessionsLeakNothing) {
   EXPECT_EQ(openFds(), fds);
 }
 
+TEST(FabricPingPongTest, BandwidthSessionsAbandonedMidTransferCloseCleanly) {
+  // The prober gives up within milliseconds, in the middle of rendezvous transfers; the
+  // responder's session then fails at its own deadline and its endpoint is reopened. Closing an
+  // rxm endpoint with receives still in progress crashed inside libfabric (within 9 sessions);
+  // failed sessions now cancel and drain what they posted first.
+  EndpointOptions o = tcpOptions();
+  Pair p(o);
+  ASSERT_TRUE(p.ready());
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_FALSE(p.initiator.ensureOpen());
+    ASSERT_TRUE(p.responder.waitOpen(10s));
+    SessionSpec s{randomSessionId(),
+                  SessionKind::kBandwidth,
+                  256 << 10,
+                  200,
+                  8,
+                  static_cast<uint32_t>(i % 3 == 0 ? 5 : 300)};
+    uint64_t before = p.responder.stats().sessions;
+    auto begun = p.responder.begin(s, p.initiator.name());
+    ASSERT_TRUE(std::holds_alternative<uint64_t>(begun)) << std::get<std::string>(begun);
+    Measurement m =
+        p.initiator.bandwidth(p.address(), s, 1, Clock::now() + (i % 2 ? 3ms : 30ms), nullptr);
+    EXPECT_TRUE(m.error);
+    waitSessions(p.responder, before + 1);
+  }
+  EXPECT_GE(p.responder.stats().failed, 1u);
+}
+
 TEST(FabricPingPongTest, PeerLostMidSessionEndsAtTheDeadline) {
   Pair p(tcpOptions());
   ASSERT_TRUE(p.ready());

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end with real components: five `fabricwatch serve` instances on copies of the fixture
-roots (p5_efa, ib_ndr, broken, roce_v2, erdma) with the peer mesh on, a real Prometheus
+roots (p5_efa, ib_ndr, broken, roce_v2, erdma) with the peer mesh and the fabric probe (tcp
+provider) on, a real Prometheus
 scraping them every second with the shipped rules, a real Alertmanager, and a webhook receiver
 run here. The test
 
@@ -8,8 +9,10 @@ run here. The test
    recording rule against that Prometheus, and fails if one never returns data;
 2. injects faults (a port DOWN, a link error counter rising, a flapping link, EFA retransmits,
    a GPU link at x8, a policy violation, a failing source, failed config and policy reloads,
-   a peer cut off, a missed secret rotation, a broken discovery file, a pending member and, when a
-   private network namespace is available, a DNS failure), asserts through Prometheus' HTTP
+   a peer cut off, a missed secret rotation, a broken discovery file, a pending member, a fabric
+   probe without a provider, a node whose fabric latency rises and bandwidth falls and whose
+   fabric probes fail and, when a private network namespace is available, a DNS failure),
+   asserts through Prometheus' HTTP
    API and the webhook that the matching alerts fire, repairs, and asserts they resolve;
 3. checks that every alert fired at some point, except the two that need a state no live
    instance can be put in (listed in NOT_REPRODUCED; promtool tests cover them).
@@ -369,6 +372,8 @@ class Node:
         self.web_port = None
         self.instance = None
         self.process = None
+        # The fabric probe's sizes (a fault makes them large and small: fabric_fault()).
+        self.latency_size, self.bandwidth_size, self.bandwidth_window = "64B", "64KiB", 4
 
     def config_text(self):
         return f"""\
@@ -387,6 +392,17 @@ secret_file = "{self.secret}"
 interval = "1s"
 peers_file = "{self.peers_file}"
 grace_period = "2s"
+[probes.fabric]
+enabled = true
+provider = "tcp"
+warmup = 5
+iterations = 50
+latency_size = "{self.latency_size}"
+bandwidth_interval = "1s"
+bandwidth_size = "{self.bandwidth_size}"
+bandwidth_window = {self.bandwidth_window}
+bandwidth_bytes = "512KiB"
+timeout = "200ms"
 [policy]
 paths = ["{os.path.join(self.dir, 'policies')}"]
 reload_interval = "1s"
@@ -692,8 +708,39 @@ class Lab:
               lambda: os.rename(moved, broken.peers_file),
               {"alertname": "FabricwatchPeerDiscoveryFailing", "instance": broken.instance})
 
+        # The fabric probe (tcp provider on every node; a 200 ms timeout, so that it still
+        # has room in a 1 s round when another kind waits on the stopped roce). ib: reloaded
+        # with provider efa, which has no device here. erdma: reloaded with 4 MiB pings (5 of
+        # them, so that a probe fits its timeout) and 4 KiB bandwidth messages one at a time:
+        # its latency rises and its bandwidth falls against its own best; its probes of roce
+        # (stopped), p5 (another secret) and ib (no endpoint) fail. erdma's reload must land
+        # before its invalid configuration below (which then keeps this one running).
+        def reload(node, edit):
+            def apply():
+                before = self.procs.log_text(node.name).count("configuration reloaded")
+                write(node.config, edit(node.config_text()))
+                node.process.send_signal(signal.SIGHUP)
+                wait_for(f"{node.name} to reload", lambda: self.procs.log_text(node.name).count(
+                    "configuration reloaded") > before, procs=self.procs)
+            return apply
+
+        fault("ib: fabric provider efa (no device)",
+              reload(ib, lambda t: t.replace('provider = "tcp"', 'provider = "efa"')),
+              reload(ib, lambda t: t),
+              {"alertname": "FabricwatchFabricProbeUnavailable", "instance": ib.instance,
+               "reason": "fi_getinfo: No data available"})
+        fault("erdma: fabric latency up, bandwidth down, probes failing",
+              reload(erdma, lambda t: t.replace('latency_size = "64B"', 'latency_size = "4MiB"')
+                     .replace("iterations = 50", "iterations = 5").replace("warmup = 5", "warmup = 1")
+                     .replace('bandwidth_size = "64KiB"', 'bandwidth_size = "4KiB"')
+                     .replace("bandwidth_window = 4", "bandwidth_window = 1")),
+              lambda: None,  # erdma's configuration repair below reloads the original
+              {"alertname": "FabricwatchFabricLatencyHigh", "instance": erdma.instance},
+              {"alertname": "FabricwatchFabricBandwidthLow", "instance": erdma.instance},
+              {"alertname": "FabricwatchFabricProbeFailing", "instance": erdma.instance})
+
         # erdma: reloads, a source, a member that never answers
-        good_config = read(erdma.config)
+        good_config = erdma.config_text()
         fault("erdma: invalid configuration reloaded",
               lambda: (write(erdma.config, good_config + "[collect\n"),
                        erdma.process.send_signal(signal.SIGHUP)),

@@ -51,7 +51,8 @@ FabricKindOptions options(const std::string& secret, const std::string& host,
   o.endpoint.source_address = host;
   o.latency_size = static_cast<uint32_t>(std::stoul(f.count("size") ? f["size"] : "64"));
   o.endpoint.max_message = o.latency_size;
-  o.iterations = static_cast<uint32_t>(std::stoul(f.count("iterations") ? f["iterations"] : "10000"));
+  o.iterations =
+      static_cast<uint32_t>(std::stoul(f.count("iterations") ? f["iterations"] : "10000"));
   o.warmup = static_cast<uint32_t>(std::stoul(f.count("warmup") ? f["warmup"] : "0"));
   o.bandwidth_every_rounds = 0;
   o.timeout = std::chrono::seconds(30);  // long runs: the responder's session limit too

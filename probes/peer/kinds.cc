@@ -5,6 +5,7 @@
 
 #include "probes/peer/dns_kind.h"
 #include "probes/peer/fabric_kind.h"
+#include "probes/peer/nccl_kind.h"
 #include "probes/peer/probe_kind.h"
 #include "probes/peer/tcp_kind.h"
 
@@ -17,6 +18,7 @@ struct Registry {
       tcpKindRegistration(),
       dnsKindRegistration(),
       fabricKindRegistration(),
+      ncclKindRegistration(),
   };
 };
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "config/duration.h"
+#include "config/fabric_providers.h"
 #include "exporter/pipeline.h"
 #include "probes/peer/probe_kind.h"
 
@@ -40,6 +41,9 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
               "File listing mesh members, one HOST:PORT per line. Overrides probe.peers_file.");
     flags.add("probe.interval", "Time between probe rounds, e.g. 10s. Overrides probe.interval.");
     flags.add("probe.peers-per-round", "Peers probed per round. Overrides probe.peers_per_round.");
+    flags.add("probe.fabric.provider",
+              "The fabric probe's libfabric provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm "
+              "...) or auto. Overrides probes.fabric.provider and the resource group's row.");
     for (const auto& kind : probes::peer::probeKindNames())
       flags.add(
           "probe." + kind + ".enabled",
@@ -144,6 +148,15 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
       r.config.probes.kinds[kind].enabled = v == "true";
     else
       problem(flag, "expected true or false, got \"" + v + "\"");
+  }
+  if (flags.isSet("probe.fabric.provider")) {
+    std::string v = flags.get("probe.fabric.provider");
+    if (auto err = config::checkProviderName(v)) {
+      problem("probe.fabric.provider", *err);
+    } else {
+      r.config.probes.fabric.provider = v;
+      r.config.probes.fabric.provider_origin = config::Config::Probes::Fabric::Origin::kFlag;
+    }
   }
   if (auto err = config::checkPeerConfig(r.config)) problem("peer.secret-file", *err);
   if (flags.isSet("policy.path")) {

@@ -85,7 +85,8 @@ core::Status Daemon::start() {
   packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
   if (auto problems = packs_->reload(); !problems.empty())
     return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
-  auto prober = probes::peer::makePeerProber(config_);
+  auto prober = probes::peer::makePeerProber(
+      config_, policy::configuredResourceGroup(policyStageOptions(config_)));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
@@ -157,7 +158,8 @@ bool Daemon::reload() {
   applyLogging(r.config);
   // The mesh restarts with the new configuration; if it cannot (e.g. the secret file went
   // missing), the running one is restarted and the error logged.
-  auto next_prober = probes::peer::makePeerProber(r.config);
+  auto next_prober = probes::peer::makePeerProber(
+      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
   std::shared_ptr<probes::peer::PeerProber> prober = prober_;
   if (!next_prober) {
     core::log::error("peer", "cannot rebuild the peer mesh, keeping the running one",

@@ -233,14 +233,16 @@ TEST(FabricMeshKillTest, APeerKilledMidSessionEndsTheProbeWithinItsTimeout) {
               std::chrono::duration<double>(kInterval).count());
   }
   // The probers go on measuring each other (an endpoint that failed a session is reopened).
+  // Generous: on a loaded 2-core machine a 3000-ping session can miss its 3 s timeout in
+  // several rounds in a row before one fits.
   EXPECT_TRUE(waitFor([&] { return measured(fleet.fabric(1, 3)) && measured(fleet.fabric(3, 1)); },
-                      3 * kInterval))
+                      10 * kInterval))
       << fleet.fabric(1, 3).dump(2);
 
   // 2 comes back with new endpoints: the others fetch its name again and measure it.
   double fetches = fleet.metric(1, "fabricwatch_probe_fabric_name_fetches_total");
   ASSERT_TRUE(fleet.start(2)) << fleet.proc(2).stderrText();
-  EXPECT_TRUE(waitFor([&] { return measured(fleet.fabric(1, 2)); }, 4 * kInterval))
+  EXPECT_TRUE(waitFor([&] { return measured(fleet.fabric(1, 2)); }, 10 * kInterval))
       << fleet.fabric(1, 2).dump(2);
   EXPECT_GT(fleet.metric(1, "fabricwatch_probe_fabric_name_fetches_total"), fetches);
 }

@@ -1,6 +1,7 @@
 #pragma once
 // `fabricwatch serve`: the HTTP server and the snapshot pipeline, until SIGTERM/SIGINT; SIGHUP
-// reloads the configuration after a dry run (an invalid file keeps the running one).
+// reloads the configuration after a dry run (an invalid file keeps the running one) and the web
+// configuration (--web.config.file, also re-read when it changes).
 
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
+#include "exporter/web_config_watcher.h"
 #include "policy/pack_store.h"
 #include "probes/peer/peer_prober.h"
 
@@ -45,6 +47,7 @@ class Daemon {
   SelfMetrics self_;
   SnapshotCollector collector_{store_};
   HttpServer http_;
+  std::unique_ptr<WebConfigWatcher> web_config_;  // null without --web.config.file
   std::unique_ptr<core::Scheduler> scheduler_;
   // The peer mesh (null when off) and this node's name; swapped on reload, read by
   // /api/v1/peers. Handler threads read only these (under prober_mu_), never config_, which
@@ -56,6 +59,9 @@ class Daemon {
   std::shared_ptr<policy::PackStore> packs_;
   bool reloadPacks(const config::Config& c);
 };
+
+// The HTTP server's options from [web].
+HttpOptions httpOptions(const config::Config::Web& web);
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and
 // then waits for them: stop on TERM/INT, reload on HUP.

@@ -116,9 +116,11 @@ TEST(ServeE2ETest, KeepsOnlyTheCapabilitiesItsConfigurationNeeds) {
        std::filesystem::directory_iterator("/proc/" + std::to_string(d.process->pid()) + "/task")) {
     std::ifstream in(t.path() / "status");
     std::string line;
-    while (std::getline(in, line))
-      if (line.rfind("CapEff:", 0) == 0)
+    while (std::getline(in, line)) {
+      if (line.rfind("CapEff:", 0) == 0) {
         EXPECT_EQ(std::stoull(line.substr(7), nullptr, 16), mine & ipc_lock) << t.path();
+      }
+    }
   }
   if (mine & (1ull << 8)) {  // CAP_SETPCAP: the bounding set was cut as well
     EXPECT_EQ(std::stoull(statusField(d.process->pid(), "CapBnd"), nullptr, 16), mine & ipc_lock);
@@ -220,12 +222,6 @@ TEST(ServeE2ETest, InvalidConfigExitsTwoWithPositionedMessages) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find(file + ":2:11: value 0 out of range [1, 64]"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find(file + ":4:12: bad duration \"5 parsecs\""), std::string::npos) << r.err;
-}
-
-TEST(ServeE2ETest, WebConfigFileIsRefusedNotIgnored) {
-  auto r = runCommand({binaryPath(), "serve", "--web.config.file=/etc/web.yml"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("not supported yet"), std::string::npos) << r.err;
 }
 
 TEST(ServeE2ETest, PortInUseExitsNonZeroWithAClearMessage) {

@@ -9,6 +9,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -51,15 +52,15 @@ TEST(ServePeerTest, ReloadRestartsTheMesh) {
   TempDir dir;
   std::string secret = dir.write("secret", "reload-test-secret-0123456789\n");
   // Peer B: a second daemon on loopback; A lists it only after the reload.
-  int base = 31000 + (::getpid() % 1000) * 2;
-  std::string a_addr = "127.0.0.1:" + std::to_string(base);
-  std::string b_addr = "127.0.0.1:" + std::to_string(base + 1);
+  // Ports the kernel just handed out (a pid-derived range collided under ctest -j).
+  std::string a_addr = "127.0.0.1:" + std::to_string(freePort());
+  std::string b_addr = "127.0.0.1:" + std::to_string(freePort());
   RunningDaemon b =
       startDaemon({"--node.name=b", "--peer.listen-address=" + b_addr,
                    "--peer.secret-file=" + secret, "--peers=" + a_addr, "--probe.interval=500ms"});
   ASSERT_NE(b.port, 0) << b.process->stderrText();
   std::string head = "[peer]\nsecret_file = \"" + secret + "\"\nlisten_address = \"" + a_addr +
-                     "\"\n[probe]\ninterval = \"500ms\"\ndns_probe = false\n";
+                     "\"\n[probes.dns]\nenabled = false\n[probe]\ninterval = \"500ms\"\n";
   std::string cfg = dir.write("fw.toml", head + "peers = [\"" + a_addr + "\"]\n");
   RunningDaemon a = startDaemon({"--config.file=" + cfg, "--node.name=a"});
   ASSERT_NE(a.port, 0) << a.process->stderrText();
@@ -86,9 +87,9 @@ TEST(ServePeerTest, ReloadRestartsTheMesh) {
 TEST(ServePeerTest, APeerNamedWithInvalidUtf8BreaksNoScrapeAndNoJson) {
   TempDir dir;
   std::string secret = dir.write("secret", "utf8-test-secret-0123456789\n");
-  int base = 33000 + (::getpid() % 1000) * 2;
-  std::string bad_addr = "127.0.0.1:" + std::to_string(base);
-  std::string good_addr = "127.0.0.1:" + std::to_string(base + 1);
+  // Ports the kernel just handed out (a pid-derived range collided under ctest -j).
+  std::string bad_addr = "127.0.0.1:" + std::to_string(freePort());
+  std::string good_addr = "127.0.0.1:" + std::to_string(freePort());
   RunningDaemon bad = startDaemon(
       {"--node.name=bad\xff\xfename", "--peer.listen-address=" + bad_addr,
        "--peer.secret-file=" + secret, "--peers=" + good_addr, "--probe.interval=500ms"});
@@ -126,7 +127,7 @@ TEST(ServePeerTest, APeerNamedWithInvalidUtf8BreaksNoScrapeAndNoJson) {
     for (const char* path : {"/api/v1/facts", "/api/v1/peers", "/api/v1/violations"}) {
       auto r = d->get(path);
       ASSERT_TRUE(r);
-      EXPECT_NO_THROW((void)json::parse(r->body)) << path;
+      EXPECT_TRUE(json::accept(r->body)) << path;
     }
   }
   json facts = json::parse(bad.get("/api/v1/facts")->body);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -12,6 +11,7 @@
 
 #include "config/duration.h"
 #include "config/fabric_providers.h"
+#include "core/host_fs.h"
 
 namespace fabricwatch::config {
 namespace {
@@ -718,15 +718,15 @@ LoadResult loadConfig(std::string_view text, std::string_view file, const LoadOp
 }
 
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // Never blocks (a FIFO is refused) and never reads more than a configuration can need.
+  auto text = core::readRegularFile(path, kMaxConfigBytes);
+  if (!text) {
     LoadResult r;
-    r.problems.push_back(core::Diagnostic{path, 0, 0, "cannot read configuration file", ""});
+    r.problems.push_back(core::Diagnostic{
+        path, 0, 0, "cannot read configuration file: " + text.error().message, ""});
     return r;
   }
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return loadConfig(ss.str(), path, opts);
+  return loadConfig(*text, path, opts);
 }
 
 LoadResult loadEmbeddedDefault(const LoadOptions& opts) {

@@ -30,6 +30,9 @@ struct LoadResult {
 // has it). Arrays are values: a file that sets probe.peers replaces the whole list.
 LoadResult loadConfig(std::string_view toml_text, std::string_view file_name,
                       const LoadOptions& opts = {});
+// A configuration file is a regular file of at most kMaxConfigBytes (a FIFO is refused, so a
+// reload never blocks on one).
+inline constexpr size_t kMaxConfigBytes = 1 << 20;
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts = {});
 
 // Every key the loader accepts, as dotted patterns ("collect.sources.*.interval"); a test keeps

@@ -23,14 +23,65 @@ std::string HostFs::path(std::string_view host_path) const {
   return out;
 }
 
+std::string readErrorText(int err) {
+  if (err == kNotRegularFile) return "not a regular file (a FIFO, socket or device is not read)";
+  return std::strerror(err);
+}
+
+int openRegular(int dirfd, const char* path, int& err) {
+  int fd = ::openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    err = errno;
+    return -1;
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    err = errno;
+    ::close(fd);
+    return -1;
+  }
+  if (!S_ISREG(st.st_mode)) {
+    err = S_ISDIR(st.st_mode) ? EISDIR : kNotRegularFile;
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+Result<std::string> readRegularFile(const std::string& path, size_t max_bytes) {
+  int err = 0;
+  int fd = openRegular(AT_FDCWD, path.c_str(), err);
+  if (fd < 0) return Error{readErrorText(err)};
+  std::string text;
+  char buf[65536];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      err = errno;
+      ::close(fd);
+      return Error{readErrorText(err)};
+    }
+    if (n == 0) break;
+    if (text.size() + static_cast<size_t>(n) > max_bytes) {
+      ::close(fd);
+      return Error{"larger than " + std::to_string(max_bytes) + " bytes"};
+    }
+    text.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 HostFs::Read HostFs::read(std::string_view host_path, size_t max_bytes) const {
   Read r;
   std::string p = path(host_path);
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  int fd = openRegular(AT_FDCWD, p.c_str(), err);
   if (fd < 0) {
-    if (errno == ENOENT || errno == ENOTDIR) return r;
+    if (err == ENOENT || err == ENOTDIR) return r;
     r.status = ReadStatus::kError;
-    r.error = std::strerror(errno);
+    r.error = readErrorText(err);
     return r;
   }
   char buf[4096];
@@ -57,18 +108,37 @@ std::optional<std::string> HostFs::readTrimmed(std::string_view host_path) const
   return std::string(trim(r.text));
 }
 
-std::vector<std::string> HostFs::list(std::string_view host_path) const {
+std::vector<std::string> listDir(int dirfd, size_t max_entries, bool* truncated) {
   std::vector<std::string> names;
-  std::string p = path(host_path);
-  DIR* d = ::opendir(p.c_str());
-  if (!d) return names;
+  if (truncated) *truncated = false;
+  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return names;
+  DIR* d = ::fdopendir(fd);
+  if (!d) {
+    ::close(fd);
+    return names;
+  }
   while (dirent* e = ::readdir(d)) {
     std::string_view n = e->d_name;
     if (n == "." || n == "..") continue;
+    if (names.size() >= max_entries) {
+      if (truncated) *truncated = true;
+      break;
+    }
     names.emplace_back(n);
   }
   ::closedir(d);
   std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::vector<std::string> HostFs::list(std::string_view host_path, size_t max_entries,
+                                      bool* truncated) const {
+  if (truncated) *truncated = false;
+  int fd = ::open(path(host_path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return {};
+  auto names = listDir(fd, max_entries, truncated);
+  ::close(fd);
   return names;
 }
 

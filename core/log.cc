@@ -8,6 +8,7 @@
 #include <ctime>
 #include <mutex>
 
+#include "core/utf8.h"
 #include "core/value_format.h"
 
 namespace fabricwatch::core::log {
@@ -31,8 +32,30 @@ std::string nowRfc3339() {
   return buf;
 }
 
+// One value of a log line: at most kMaxValueBytes of it (a 100 MB bad value once made a 200 MB
+// line), cut on a character boundary with its length said.
+constexpr size_t kMaxValueBytes = 4096;
+
+std::string_view bounded(std::string_view v, std::string& scratch) {
+  if (v.size() <= kMaxValueBytes) return v;
+  size_t cut = kMaxValueBytes;
+  while (cut > 0 && (static_cast<unsigned char>(v[cut]) & 0xC0) == 0x80) --cut;
+  scratch.assign(v.substr(0, cut));
+  scratch += "... (" + std::to_string(v.size()) + " bytes)";
+  return scratch;
+}
+
+void appendJsonValue(std::string& out, std::string_view v) {
+  std::string scratch;
+  appendJsonString(out, bounded(v, scratch));  // escapes control characters, fixes bad UTF-8
+}
+
 void appendLogfmtValue(std::string& out, std::string_view v) {
-  bool quote = v.empty() || v.find_first_of(" =\"\\\n\t") != std::string_view::npos;
+  std::string scratch;
+  v = bounded(v, scratch);
+  bool quote = v.empty() || !isValidUtf8(v);
+  for (unsigned char c : v)
+    quote = quote || c <= ' ' || c == '=' || c == '"' || c == '\\' || c == 0x7f;
   if (quote)
     appendJsonString(out, v);
   else
@@ -85,12 +108,12 @@ std::string formatLine(Format f, std::string_view time, Level l, std::string_vie
     out += ",\"component\":";
     appendJsonString(out, component);
     out += ",\"msg\":";
-    appendJsonString(out, msg);
+    appendJsonValue(out, msg);
     for (const auto& [k, v] : fields) {
       out += ',';
       appendJsonString(out, k);
       out += ':';
-      appendJsonString(out, v);
+      appendJsonValue(out, v);
     }
     out += '}';
   } else {

@@ -3,6 +3,7 @@
 #include <future>
 
 #include "core/log.h"
+#include "core/utf8.h"
 
 namespace fabricwatch::core {
 
@@ -15,11 +16,13 @@ struct RunState {
 };
 
 struct Scheduler::Slot {
-  std::shared_ptr<Source> source;
+  std::shared_ptr<Source> source;  // replaced (under publish_mu_) when a stuck run is abandoned
+  SourceFactory fresh;
   Schedule schedule;
   Collection last;  // the facts currently published for this source
   SourceStatus status;
   std::future<Collection> pending;  // a run that overran its deadline and has not returned
+  std::vector<std::future<Collection>> abandoned;  // stuck runs given up for a fresh instance
 };
 
 Scheduler::Scheduler(SnapshotStore& store, CollectContext ctx, double jitter, uint64_t seed)
@@ -27,10 +30,11 @@ Scheduler::Scheduler(SnapshotStore& store, CollectContext ctx, double jitter, ui
 
 Scheduler::~Scheduler() { stop(); }
 
-void Scheduler::addSource(std::shared_ptr<Source> source, Schedule schedule) {
+void Scheduler::addSource(std::shared_ptr<Source> source, Schedule schedule, SourceFactory fresh) {
   auto slot = std::make_unique<Slot>();
   slot->status.name = std::string(source->name());
   slot->source = std::move(source);
+  slot->fresh = std::move(fresh);
   slot->schedule = schedule;
   slots_.push_back(std::move(slot));
 }
@@ -57,20 +61,75 @@ std::chrono::milliseconds Scheduler::jittered(std::chrono::milliseconds base) {
   return std::chrono::milliseconds(std::max<int64_t>(ms, 1));
 }
 
+namespace {
+
+bool returned(const std::future<Collection>& f) {
+  return f.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+// Facts and captured labels enter the snapshot here, so this is where what a host, a workload
+// or a peer named is made valid UTF-8, once, and counted: a name with invalid bytes would make
+// Prometheus reject the whole page and /api/v1/facts emit invalid JSON. Cuts at a bound become
+// the fact collection.truncated.<source>.
+size_t enterSnapshot(Collection& c, const std::string& source) {
+  if (!c.truncated.empty()) {
+    Value paths = Value::list();
+    for (const auto& p : c.truncated) paths.push(p);
+    c.facts["collection"]["truncated"][source] = std::move(paths);
+  }
+  size_t changed = makeStringsValidUtf8(c.facts);
+  if (c.metrics) {
+    auto valid = [](const MetricFamilies& fams) {
+      for (const auto& f : fams)
+        for (const auto& m : f.metric)
+          for (const auto& l : m.label)
+            if (!isValidUtf8(l.value)) return false;
+      return true;
+    };
+    if (!valid(*c.metrics)) {
+      auto copy = std::make_shared<MetricFamilies>(*c.metrics);
+      for (auto& f : *copy)
+        for (auto& m : f.metric)
+          for (auto& l : m.label) changed += makeValidUtf8(l.value);
+      c.metrics = std::move(copy);
+    }
+  }
+  return changed;
+}
+
+}  // namespace
+
 bool Scheduler::runWithDeadline(Slot& slot) {
-  auto& src = slot.source;
+  std::erase_if(slot.abandoned, [](const auto& f) { return returned(f); });
+  if (slot.pending.valid() && returned(slot.pending)) slot.pending = {};
   if (slot.pending.valid()) {
-    // The previous run is still stuck: do not start another one on top of it.
-    if (slot.pending.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    if (slot.fresh && slot.abandoned.size() < kMaxAbandoned) {
+      // Still stuck at the next run's time: give the run up, with the instance it holds, and
+      // go on with a fresh one (a FIFO that blocked a read for good, a wedged mount).
+      auto fresh = slot.fresh();
+      std::lock_guard lock(publish_mu_);
+      slot.abandoned.push_back(std::move(slot.pending));
+      slot.source = std::move(fresh);
+      ++slot.status.abandoned_total;
+      log::warn(
+          "scheduler", "abandoned a stuck run; running a fresh instance of the source",
+          {{"source", slot.status.name}, {"stuck_runs", std::to_string(slot.abandoned.size())}});
+    } else {
+      // Do not start another run on top of it.
       std::lock_guard lock(publish_mu_);
       slot.status.success = false;
       slot.status.last_error = "timed out: the previous run is still running past its " +
                                std::to_string(slot.schedule.timeout.count()) + "ms timeout";
       ++slot.status.failures_total;
+      slot.status.stuck_runs = 1 + slot.abandoned.size();
       slot.last = Collection{};  // withdrawn at the first deadline; stays so
       return false;
     }
-    slot.pending = {};
+  }
+  std::shared_ptr<Source> src;
+  {
+    std::lock_guard lock(publish_mu_);
+    src = slot.source;
   }
   auto state = std::make_shared<RunState>();
   auto future = state->promise.get_future();
@@ -109,6 +168,7 @@ bool Scheduler::runWithDeadline(Slot& slot) {
   std::lock_guard lock(publish_mu_);
   auto& st = slot.status;
   ++st.runs_total;
+  st.stuck_runs = slot.abandoned.size() + (in_time ? 0 : 1);
   st.ran = true;
   st.duration_seconds = secs;
   st.last_run = std::chrono::system_clock::now();
@@ -127,6 +187,13 @@ bool Scheduler::runWithDeadline(Slot& slot) {
     return false;
   }
   Collection result = future.get();
+  if (size_t n = enterSnapshot(result, st.name)) {
+    if (st.sanitized_total == 0)  // the metric counts the rest
+      log::warn("scheduler", "replaced invalid UTF-8 in a source's facts",
+                {{"source", st.name}, {"strings", std::to_string(n)}});
+    st.sanitized_total += n;
+  }
+  st.truncated = result.truncated.size();
   st.read_errors_total += result.read_errors;
   st.success = !result.failed;
   st.last_error = result.errors.empty() ? "" : result.errors.front();

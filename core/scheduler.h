@@ -2,10 +2,15 @@
 // Runs sources on their own intervals (with jitter) and deadlines, and publishes a new snapshot
 // after every run: the facts of all sources merged, then each stage applied in order.
 //
-// A source that overruns its timeout is reported failed ("timed out") at the deadline, its facts
-// are withdrawn (as a failed run's are), and it is not started again until the stuck run
-// returns, so a hung read can neither pile up threads nor delay a scrape nor leave stale facts
-// published as current. stop() returns promptly; a run still stuck in the kernel is abandoned.
+// A source that overruns its timeout is reported failed ("timed out") at the deadline and its
+// facts are withdrawn (as a failed run's are), so a hung read can neither delay a scrape nor
+// leave stale facts published as current. No run starts on top of a stuck one: the same
+// source object is never run twice at once. When the stuck run returns, the next run starts
+// as usual; when it is still stuck at the next run's time and the source was added with a
+// factory, the stuck run is abandoned (its thread finishes or hangs on its own, holding its
+// own instance) and a fresh instance of the source runs instead. At most kMaxAbandoned runs
+// per source are abandoned and not yet returned, so a mount that wedges every read bounds the
+// threads it holds. stop() returns promptly; a run still stuck in the kernel is abandoned.
 
 #include <chrono>
 #include <condition_variable>
@@ -29,6 +34,9 @@ struct Schedule {
   std::chrono::milliseconds timeout{10000};
 };
 
+// Makes a fresh instance of a source, to run in place of one whose run is stuck.
+using SourceFactory = std::function<std::shared_ptr<Source>()>;
+
 class Scheduler {
  public:
   // jitter: fraction of the interval (0..0.5) by which each run start is randomly shifted.
@@ -38,7 +46,11 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  void addSource(std::shared_ptr<Source> source, Schedule schedule);
+  // Abandoned runs of one source that may be stuck at once, besides the one it waits for.
+  static constexpr size_t kMaxAbandoned = 2;
+
+  // `fresh`: how to replace the source when a run is stuck (none: wait until it returns).
+  void addSource(std::shared_ptr<Source> source, Schedule schedule, SourceFactory fresh = {});
   void addStage(std::shared_ptr<Stage> stage);
   // Takes over the statuses, facts and generation of a stopped scheduler whose sources have the
   // same names, so that a reload keeps what is known instead of starting from empty.

@@ -23,6 +23,15 @@ struct SourceStatus {
   uint64_t runs_total = 0;
   uint64_t failures_total = 0;
   uint64_t read_errors_total = 0;
+  // Runs past their deadline that have not returned (each holds a thread), and runs abandoned
+  // for a fresh instance of the source (scheduler.h).
+  uint64_t stuck_runs = 0;
+  uint64_t abandoned_total = 0;
+  // Strings of its facts or captured labels that were not valid UTF-8 or held control
+  // characters, replaced as they entered the snapshot.
+  uint64_t sanitized_total = 0;
+  // Cuts at a bound in the last run (Collection::truncated).
+  uint64_t truncated = 0;
   std::chrono::system_clock::time_point last_run{};
   std::string last_error;
 };

@@ -34,9 +34,19 @@ struct Collection {
   // object and every series of one scrape comes from one snapshot.
   std::shared_ptr<const MetricFamilies> metrics;
 
+  // What was cut short at a bound (a directory with more entries than are read, a collection
+  // over its memory budget): host paths, the first few. The scheduler publishes them as the
+  // fact collection.truncated.<source>.
+  std::vector<std::string> truncated;
+
   void addError(std::string msg) {
     ++read_errors;
     if (errors.size() < 16) errors.push_back(std::move(msg));
+  }
+  // A cut: counted as a read error (the facts past the bound are absent) and recorded.
+  void addTruncated(std::string path, std::string why) {
+    addError(path + ": " + why);
+    if (truncated.size() < 16) truncated.push_back(std::move(path));
   }
 };
 

@@ -47,4 +47,95 @@ std::string sanitizeUtf8(std::string_view s, size_t max_bytes) {
   return out;
 }
 
+bool isValidUtf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\0') return false;
+    if (static_cast<unsigned char>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = sequenceLength(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+bool makeValidUtf8(std::string& s) {
+  if (isValidUtf8(s)) return false;
+  std::string out;
+  out.reserve(s.size() + 8);
+  for (size_t i = 0; i < s.size();) {
+    size_t n = s[i] == '\0' ? 0 : sequenceLength(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";  // U+FFFD REPLACEMENT CHARACTER
+      ++i;
+    } else {
+      out.append(s, i, n);
+      i += n;
+    }
+  }
+  s = std::move(out);
+  return true;
+}
+
+namespace {
+
+// Appends at most max_bytes of s: valid multi-byte characters as they are, control characters
+// and invalid bytes escaped (\n, \t, \xNN), quotes and backslashes too when `quoted`. Tabs stay
+// tabs when `keep_tabs` (a snippet's caret line lines up under them). Returns the bytes of s
+// consumed (never half a character).
+size_t appendEscaped(std::string& out, std::string_view s, size_t max_bytes, bool quoted,
+                     bool keep_tabs) {
+  static const char* kHex = "0123456789abcdef";
+  size_t i = 0;
+  while (i < s.size() && i < max_bytes) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = c < 0x80 ? 1 : sequenceLength(s, i);
+    if (n > 1) {
+      if (i + n > max_bytes) break;
+      out.append(s.substr(i, n));
+      i += n;
+      continue;
+    }
+    if (quoted && (c == '"' || c == '\\')) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += keep_tabs ? "\t" : "\\t";
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+    ++i;
+  }
+  return i;
+}
+
+std::string cutNote(size_t consumed, size_t size) {
+  return consumed < size ? "... (" + std::to_string(size) + " bytes)" : "";
+}
+
+}  // namespace
+
+std::string quoteForDisplay(std::string_view s, size_t max_bytes) {
+  std::string out = "\"";
+  size_t used = appendEscaped(out, s, max_bytes, /*quoted=*/true, /*keep_tabs=*/false);
+  out += '"';
+  return out + cutNote(used, s.size());
+}
+
+std::string escapeForDisplay(std::string_view s, size_t max_bytes, bool keep_tabs) {
+  std::string out;
+  size_t used = appendEscaped(out, s, max_bytes, /*quoted=*/false, keep_tabs);
+  return out + cutNote(used, s.size());
+}
+
 }  // namespace fabricwatch::core

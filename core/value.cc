@@ -1,5 +1,7 @@
 #include "core/value.h"
 
+#include "core/utf8.h"
+
 namespace fabricwatch::core {
 
 const Value* Value::find(std::string_view key) const {
@@ -78,6 +80,28 @@ const char* kindName(Value::Kind k) {
       return "map";
   }
   return "?";
+}
+
+size_t makeStringsValidUtf8(Value& v) {
+  size_t changed = 0;
+  if (auto* str = std::get_if<std::string>(&v.v_)) {
+    changed += makeValidUtf8(*str);
+  } else if (auto* list = std::get_if<Value::List>(&v.v_)) {
+    for (auto& item : *list) changed += makeStringsValidUtf8(item);
+  } else if (auto* map = std::get_if<Value::Map>(&v.v_)) {
+    std::vector<std::string> bad_keys;
+    for (auto& [k, child] : *map) {
+      changed += makeStringsValidUtf8(child);
+      if (!isValidUtf8(k)) bad_keys.push_back(k);
+    }
+    for (const auto& k : bad_keys) {
+      auto node = map->extract(k);
+      makeValidUtf8(node.key());
+      map->insert_or_assign(node.key(), std::move(node.mapped()));
+      ++changed;
+    }
+  }
+  return changed;
 }
 
 }  // namespace fabricwatch::core

@@ -78,6 +78,7 @@ class Value {
 
   size_t size() const;
   friend bool operator==(const Value& a, const Value& b) { return a.v_ == b.v_; }
+  friend size_t makeStringsValidUtf8(Value& v);
 
  private:
   using Variant = std::variant<std::monostate, bool, int64_t, double, std::string, List, Map>;
@@ -89,5 +90,9 @@ class Value {
 };
 
 const char* kindName(Value::Kind k);
+
+// Makes every string and map key of v valid UTF-8 (makeValidUtf8, core/utf8.h); returns how
+// many it changed.
+size_t makeStringsValidUtf8(Value& v);
 
 }  // namespace fabricwatch::core

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/utf8.h"
+
 namespace fabricwatch::core {
 namespace {
 
@@ -156,6 +158,13 @@ void writeYaml(std::string& out, const Value& v, int depth) {
 
 void appendJsonString(std::string& out, std::string_view s) {
   static const char* kHex = "0123456789abcdef";
+  if (!isValidUtf8(s)) {
+    // Whatever reaches here unchecked (a live peer's name, a log field), the JSON stays valid.
+    std::string fixed(s);
+    makeValidUtf8(fixed);
+    appendJsonString(out, fixed);
+    return;
+  }
   out += '"';
   for (unsigned char c : s) {
     switch (c) {

@@ -1,7 +1,13 @@
 // `fabricwatch check`: the pre-flight for init containers and scheduler prologs. Collects the
 // facts once, evaluates the packs for the node's resource group, prints the violations (text
 // for people, JSON for tools) and exits 0 when clean, 1 on violations at or above --fail-on
-// (or a rule that could not be evaluated), 2 on a usage or configuration error.
+// (or a rule that could not be evaluated, or a fact source that failed or timed out), 2 on a
+// usage or configuration error.
+//
+// A source that failed leaves its facts absent, and rules that need them read as clean (a
+// port-state rule over no ports finds no bad port): a pre-flight must not pass on missing
+// evidence, so a failed source fails the check (exit 1, the node is not shown fit) and is
+// listed with its error.
 #include <iostream>
 
 #include "core/log.h"
@@ -54,6 +60,13 @@ void printText(const core::Snapshot& snap, const core::Value* st, std::ostream& 
       out << std::string(w_sev + 2, ' ') << "remediation: " << v.remediation << "\n";
     }
   }
+  bool failed_header = false;
+  for (const auto& src : snap.sources) {
+    if (src.ran && src.success) continue;
+    if (!failed_header) out << "\nFact sources that failed (their facts are missing):\n";
+    failed_header = true;
+    out << "  " << src.name << "  " << (src.ran ? src.last_error : "did not run") << "\n";
+  }
   if (const auto* errs = st ? st->find("errors") : nullptr;
       errs && errs->isList() && errs->size()) {
     out << "\nRules that could not be evaluated:\n";
@@ -71,7 +84,8 @@ int runCheck(const Args& args) {
       "usage: fabricwatch check [flags]\n\n"
       "Collects the node's facts once, evaluates the policy packs for its resource group and\n"
       "prints the violations with their remediation. Exit status: 0 clean, 1 violations at or\n"
-      "above --fail-on (or rules that could not be evaluated), 2 usage or configuration error.\n"
+      "above --fail-on (or rules that could not be evaluated, or fact sources that failed or\n"
+      "timed out: a pre-flight does not pass on missing facts), 2 usage or configuration error.\n"
       "Meant for init containers and scheduler prologs.");
   addConfigFlags(flags, {.policy = true});
   flags.add("format", "Output format: text or json.", "text");
@@ -127,7 +141,14 @@ int runCheck(const Args& args) {
   const core::Value* errs = st ? st->find("errors") : nullptr;
   size_t errors = errs && errs->isList() ? errs->size() : 0;
   summary["errors"] = errors;
-  int rc = failing > 0 || errors > 0 ? kExitViolations : kExitOk;
+  core::Value failed_sources = core::Value::list();
+  for (const auto& src : snap->sources) {
+    if (src.ran && src.success) continue;
+    failed_sources.push(core::Value::map(
+        {{"source", src.name}, {"error", src.ran ? src.last_error : "did not run"}}));
+  }
+  summary["failed_sources"] = failed_sources.size();
+  int rc = failing > 0 || errors > 0 || failed_sources.size() > 0 ? kExitViolations : kExitOk;
 
   if (format == "json") {
     core::Value doc = core::Value::map();
@@ -139,14 +160,16 @@ int runCheck(const Args& args) {
     if (const auto* p = st ? st->find("packs") : nullptr) doc["packs"] = *p;
     doc["violations"] = violationsValue(snap->violations);
     doc["errors"] = errs ? *errs : core::Value::list();
+    doc["failed_sources"] = std::move(failed_sources);
     std::cout << core::toJson(doc, 2) << "\n";
   } else {
     printText(*snap, st, std::cout);
     std::cout << "\n"
               << snap->violations.size() << " violation(s): " << summary["critical"].asInt()
               << " critical, " << summary["warning"].asInt() << " warning, "
-              << summary["info"].asInt() << " info; " << errors
-              << " evaluation error(s). Failing at " << policy::severityName(*fail_on)
+              << summary["info"].asInt() << " info; " << errors << " evaluation error(s); "
+              << summary["failed_sources"].asInt() << " failed source(s). Failing at "
+              << policy::severityName(*fail_on)
               << " and above: " << (rc == kExitOk ? "PASS" : "FAIL") << "\n";
   }
   return rc;

@@ -8,6 +8,7 @@
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
 #include "exporter/daemon.h"
+#include "exporter/privileges.h"
 #include "exporter/web_security.h"
 #include "probes/node/kept_file.h"
 
@@ -52,6 +53,21 @@ int runServe(const Args& args) {
   // within a share of this limit: a service's default soft limit of 1024 is far below its hard.
   size_t nofile = probes::node::raiseOpenFileLimit();
   core::log::debug("exporter", "open file limit", {{"soft", std::to_string(nofile)}});
+  // Only the capabilities this configuration needs, and no new privileges ever: given up here,
+  // while this is the only thread (capabilities are per thread; every thread started later
+  // inherits what this one holds). exporter/privileges.h.
+  PrivilegeReport priv = dropPrivileges(neededCapabilities(r.config));
+  auto join = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& x : v) s += (s.empty() ? "" : ",") + x;
+    return s.empty() ? std::string("none") : s;
+  };
+  core::log::info("exporter", "privileges",
+                  {{"capabilities", join(priv.kept)},
+                   {"dropped", join(priv.dropped)},
+                   {"no_new_privs", priv.no_new_privs ? "true" : "false"}});
+  if (!priv.error.empty())
+    core::log::warn("exporter", "could not give up every privilege", {{"error", priv.error}});
   // Signals are taken synchronously by sigwait, so block them before any thread starts.
   sigset_t set;
   sigemptyset(&set);

@@ -153,29 +153,36 @@ bool Daemon::reload() {
                        {{"problem", d.format()}});
     return false;
   }
+  // The new mesh is built before anything is applied: a configuration whose mesh cannot be
+  // built (the secret file went missing) fails the reload as a whole, counted as failed, and
+  // what runs stays as it was.
+  auto next_prober = probes::peer::makePeerProber(
+      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
+  if (!next_prober) {
+    self_.configReloaded(false);
+    core::log::error("config", "invalid configuration, keeping the running one",
+                     {{"problem", next_prober.error().message}});
+    return false;
+  }
+  std::shared_ptr<probes::peer::PeerProber> prober = *next_prober;
+  if (prober_) prober_->stop();
+  if (prober) {
+    if (auto st = prober->start(); !st) {
+      // The new mesh cannot listen (its port is taken): the running one goes on, unchanged.
+      self_.configReloaded(false);
+      core::log::error("config", "cannot start the peer mesh, keeping the running configuration",
+                       {{"problem", st.message()}});
+      if (prober_) (void)prober_->start();
+      return false;
+    }
+  }
   if (r.config.web != config_.web)
     core::log::warn("config", "changes under [web] take effect after a restart");
   applyLogging(r.config);
-  // The mesh restarts with the new configuration; if it cannot (e.g. the secret file went
-  // missing), the running one is restarted and the error logged.
-  auto next_prober = probes::peer::makePeerProber(
-      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
-  std::shared_ptr<probes::peer::PeerProber> prober = prober_;
-  if (!next_prober) {
-    core::log::error("peer", "cannot rebuild the peer mesh, keeping the running one",
-                     {{"error", next_prober.error().message}});
-  } else {
-    if (prober_) prober_->stop();
-    prober = *next_prober;
-    if (prober) {
-      if (auto st = prober->start(); !st) {
-        core::log::error("peer", "cannot start the peer mesh, keeping the running one",
-                         {{"error", st.message()}});
-        prober = prober_;
-        if (prober) (void)prober->start();
-      }
-    }
-  }
+  if (r.config.sourceConfig("workloads").enabled && !config_.sourceConfig("workloads").enabled)
+    core::log::warn("config",
+                    "the workloads source needs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, which "
+                    "were given up at start without it: restart fabricwatch to read workloads");
   {
     std::lock_guard lock(prober_mu_);
     prober_ = prober;

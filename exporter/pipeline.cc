@@ -37,7 +37,9 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
   for (auto& source : probes::node::makeNodeSources()) {
     config::SourceConfig sc = cfg.sourceConfig(source->name());
     if (!sc.enabled) continue;
-    sched->addSource(std::move(source), core::Schedule{sc.interval, sc.timeout});
+    std::string name(source->name());
+    sched->addSource(std::move(source), core::Schedule{sc.interval, sc.timeout},
+                     [name] { return probes::node::makeNodeSource(name); });
   }
   if (cfg.sourceConfig("peer").enabled) {
     // The peer source only copies the prober's results, so it runs as often as rounds do

@@ -25,6 +25,20 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
                                       "Runs of a fact source that failed or timed out.");
   auto last = core::gaugeFamily("fabricwatch_source_last_run_timestamp_seconds",
                                 "Unix time at which a fact source last finished.");
+  auto sanitized = core::counterFamily(
+      "fabricwatch_source_sanitized_strings_total",
+      "Strings in a fact source's facts or labels that were not valid UTF-8 (or held NUL) and "
+      "had the offending bytes replaced by U+FFFD before publication.");
+  auto truncated =
+      core::gaugeFamily("fabricwatch_source_truncated",
+                        "Directories or budgets the last run of a fact source cut short at a bound "
+                        "(collection.truncated in the facts); what lies past the bound is absent.");
+  auto stuck = core::gaugeFamily(
+      "fabricwatch_source_stuck_runs",
+      "Runs of a fact source past their timeout that have not returned (each holds a thread).");
+  auto abandoned = core::counterFamily(
+      "fabricwatch_source_abandoned_runs_total",
+      "Stuck runs of a fact source given up so that a fresh instance of the source could run.");
   for (const auto& s : snap.sources) {
     if (!s.ran) continue;
     core::LabelPairs l{{"source", s.name}};
@@ -34,8 +48,13 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
     core::addSample(runs, l, static_cast<double>(s.runs_total));
     core::addSample(failures, l, static_cast<double>(s.failures_total));
     core::addSample(last, l, unixSeconds(s.last_run));
+    core::addSample(sanitized, l, static_cast<double>(s.sanitized_total));
+    core::addSample(truncated, l, static_cast<double>(s.truncated));
+    core::addSample(stuck, l, static_cast<double>(s.stuck_runs));
+    core::addSample(abandoned, l, static_cast<double>(s.abandoned_total));
   }
-  for (auto* f : {&success, &duration, &errors, &runs, &failures, &last}) {
+  for (auto* f : {&success, &duration, &errors, &runs, &failures, &last, &sanitized, &truncated,
+                  &stuck, &abandoned}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
   auto published = core::gaugeFamily("fabricwatch_snapshot_timestamp_seconds",

@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 
+#include "core/host_fs.h"
+#include "core/yaml_load.h"
 #include "policy/expr_position.h"
 #include "policy/yaml_fields.h"
 
@@ -33,15 +33,13 @@ class Loader {
       : text_(text), file_(file), out_(out) {}
 
   void load() {
-    std::vector<YAML::Node> docs;
-    try {
-      docs = YAML::LoadAll(std::string(text_));
-    } catch (const YAML::Exception& e) {
-      report(e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+    core::YamlDocuments loaded = core::loadYamlDocuments(text_);
+    if (loaded.error) {
+      report(loaded.error->line, loaded.error->column, loaded.error->message);
       return;
     }
     PackSet packs;
-    for (const auto& doc : docs) {
+    for (const auto& doc : loaded.docs) {
       if (doc.IsNull()) continue;
       if (auto p = pack(doc)) packs.push_back(std::move(*p));
     }
@@ -325,14 +323,13 @@ std::vector<std::string> packFiles(const std::vector<std::string>& paths) {
 PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
   PackLoadResult all;
   for (const auto& f : packFiles(paths)) {
-    std::ifstream in(f, std::ios::binary);
-    if (!in) {
-      all.problems.push_back(core::Diagnostic{f, 0, 0, "cannot read policy file", ""});
+    auto text = core::readRegularFile(f, kMaxPackBytes);
+    if (!text) {
+      all.problems.push_back(
+          core::Diagnostic{f, 0, 0, "cannot read policy file: " + text.error().message, ""});
       continue;
     }
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    PackLoadResult r = loadPackText(ss.str(), f);
+    PackLoadResult r = loadPackText(*text, f);
     for (auto& p : r.packs) all.packs.push_back(std::move(p));
     for (auto& d : r.problems) all.problems.push_back(std::move(d));
   }

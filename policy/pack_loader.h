@@ -30,7 +30,9 @@ bool isPolicyTestFile(std::string_view path);
 // regular *.yaml / *.yml files, sorted, not recursive, test files skipped. The one scan that
 // loading and change detection (PackStore) share, so that they agree on what a pack is.
 std::vector<std::string> packFiles(const std::vector<std::string>& paths);
-// Loads packFiles(paths). Pack names must be unique across all of them.
+// Loads packFiles(paths). Pack names must be unique across all of them. Each file is a regular
+// file of at most kMaxPackBytes.
+inline constexpr size_t kMaxPackBytes = 4 << 20;
 PackLoadResult loadPackPaths(const std::vector<std::string>& paths);
 
 // The shipped packs (config/policies/*.yaml), compiled into the binary.

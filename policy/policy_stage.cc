@@ -1,25 +1,21 @@
 #include "policy/policy_stage.h"
 
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <tuple>
 
+#include "core/host_fs.h"
 #include "core/snapshot.h"
 #include "policy/nccl_list.h"
 
 namespace fabricwatch::policy {
 namespace {
 
+// The node-label file: a few lines; a FIFO or anything over 64 KiB reads as absent.
 std::string readSmallFile(const std::string& path) {
   if (path.empty()) return {};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return {};
-  std::string out(4096, '\0');
-  in.read(out.data(), static_cast<std::streamsize>(out.size()));
-  out.resize(static_cast<size_t>(in.gcount()));
-  return out;
+  auto text = core::readRegularFile(path, 64 << 10);
+  return text ? std::move(*text) : std::string();
 }
 
 double unixSeconds(std::chrono::system_clock::time_point t) {

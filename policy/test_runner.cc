@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <ostream>
-#include <sstream>
 
+#include "core/host_fs.h"
+#include "core/yaml_load.h"
 #include "policy/evaluator.h"
 #include "policy/nccl_list.h"
 #include "policy/pack_loader.h"
@@ -35,12 +35,11 @@ struct TestCase {
   std::vector<Expected> expected;
 };
 
+// Test files and facts files: regular files of at most 16 MiB (never a FIFO that would block).
 std::optional<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = core::readRegularFile(path, 16 << 20);
+  if (!text) return std::nullopt;
+  return std::move(*text);
 }
 
 class TestFile {
@@ -48,13 +47,12 @@ class TestFile {
   TestFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {}
 
   bool parse() {
-    YAML::Node doc;
-    try {
-      doc = YAML::Load(text_);
-    } catch (const YAML::Exception& e) {
-      report(e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+    core::YamlDocument loaded = core::loadYamlDocument(text_);
+    if (loaded.error) {
+      report(loaded.error->line, loaded.error->column, loaded.error->message);
       return false;
     }
+    const YAML::Node& doc = loaded.doc;
     auto top =
         fields(doc, "test file", {"apiVersion", "kind", "packs", "tests"}, {"kind", "tests"});
     if (!top) return false;
@@ -238,7 +236,11 @@ TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsPro
         auto ft = readFile(tc.facts_file);
         try {
           if (!ft) throw std::runtime_error("cannot read " + tc.facts_file);
-          facts = yamlToValue(YAML::Load(*ft));
+          core::YamlDocument fd = core::loadYamlDocument(*ft);
+          if (fd.error)
+            throw std::runtime_error(tc.facts_file + ":" + std::to_string(fd.error->line) + ":" +
+                                     std::to_string(fd.error->column) + ": " + fd.error->message);
+          facts = yamlToValue(fd.doc);
         } catch (const std::exception& e) {
           diff.push_back("  ! facts file: " + std::string(e.what()));
         }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/host_fs.h"
 #include "core/utf8.h"
 
 namespace fabricwatch::probes::nccl {
@@ -22,7 +23,8 @@ bool numeric(const char* s) {
 
 std::string readComm(int proc_fd, const char* pid) {
   std::string p = std::string(pid) + "/comm";
-  int fd = ::openat(proc_fd, p.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  int fd = core::openRegular(proc_fd, p.c_str(), err);
   if (fd < 0) return "";
   char buf[64];
   ssize_t n = ::read(fd, buf, sizeof buf);

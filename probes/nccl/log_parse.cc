@@ -67,7 +67,10 @@ bool parseOrigin(sv prefix, std::string& host, std::string& pid) {
   size_t end = prefix.size();
   while (end > 0) {
     while (end > 0 && prefix[end - 1] == ' ') --end;
-    size_t start = prefix.rfind(' ', end == 0 ? 0 : end - 1);
+    // Nothing but spaces left: without this a prefix starting with a space looped for ever
+    // (found by nccl_log_fuzz; tests/fuzz/corpus/nccl_log_fuzz/leading_space_prefix).
+    if (end == 0) break;
+    size_t start = prefix.rfind(' ', end - 1);
     start = start == sv::npos ? 0 : start + 1;
     sv tok = prefix.substr(start, end - start);
     // HOST:PID:TID: the last two fields numeric.

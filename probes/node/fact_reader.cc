@@ -12,11 +12,37 @@
 
 namespace fabricwatch::probes::node {
 
+bool FactReader::charge(size_t bytes, std::string_view path) {
+  if (over_) return false;
+  spent_ += bytes;
+  if (spent_ <= budget_) return true;
+  over_ = true;
+  c_.addTruncated(std::string(path), "the collection read more than its " +
+                                         std::to_string(budget_ >> 20) +
+                                         " MiB budget; what follows is absent");
+  return false;
+}
+
+std::vector<std::string> FactReader::list(std::string_view path, size_t max_entries) {
+  bool truncated = false;
+  auto names = fs_.list(path, max_entries, &truncated);
+  if (truncated)
+    c_.addTruncated(std::string(path), "more than " + std::to_string(max_entries) +
+                                           " entries; only " + std::to_string(max_entries) +
+                                           " are read");
+  size_t bytes = 0;
+  for (const auto& n : names) bytes += n.size() + 32;
+  if (!charge(bytes, path)) return {};
+  return names;
+}
+
 std::optional<std::string> FactReader::text(std::string_view path, size_t max_bytes,
                                             bool quiet_einval) {
+  if (over_) return std::nullopt;
   core::HostFs::Read r = fs_.read(path, max_bytes);
   switch (r.status) {
     case core::HostFs::ReadStatus::kOk:
+      if (!charge(r.text.size(), path)) return std::nullopt;
       return std::move(r.text);
     case core::HostFs::ReadStatus::kMissing:
       return std::nullopt;
@@ -95,11 +121,10 @@ DirReader DirReader::sub(std::string_view rel) const {
 
 std::optional<std::string> DirReader::line(std::string_view rel, bool quiet_einval) const {
   if (fd_ < 0) return std::nullopt;
-  int fd = ::openat(fd_, std::string(rel).c_str(), O_RDONLY | O_CLOEXEC);
   int err = 0;
+  int fd = core::openRegular(fd_, std::string(rel).c_str(), err);
   std::string text;
   if (fd < 0) {
-    err = errno;
     if (err == ENOENT || err == ENOTDIR) return std::nullopt;
   } else {
     char buf[4096];
@@ -117,9 +142,10 @@ std::optional<std::string> DirReader::line(std::string_view rel, bool quiet_einv
   }
   if (err != 0) {
     if (!(quiet_einval && err == EINVAL))
-      r_->error(joinPath(host_path_, rel) + ": " + std::strerror(err));
+      r_->error(joinPath(host_path_, rel) + ": " + core::readErrorText(err));
     return std::nullopt;
   }
+  if (!r_->charge(text.size(), joinPath(host_path_, rel))) return std::nullopt;
   return std::string(core::trim(text));
 }
 
@@ -131,22 +157,21 @@ std::optional<int64_t> DirReader::integer(std::string_view rel, bool quiet_einva
   return v;
 }
 
-std::vector<std::string> DirReader::list(std::string_view rel) const {
-  std::vector<std::string> names;
-  if (fd_ < 0) return names;
+std::vector<std::string> DirReader::list(std::string_view rel, size_t max_entries) const {
+  if (fd_ < 0) return {};
   int fd = ::openat(fd_, relPath(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return names;
-  DIR* d = ::fdopendir(fd);
-  if (!d) {
-    ::close(fd);
-    return names;
-  }
-  while (dirent* e = ::readdir(d)) {
-    std::string_view n = e->d_name;
-    if (n != "." && n != "..") names.emplace_back(n);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
+  if (fd < 0) return {};
+  bool truncated = false;
+  auto names = core::listDir(fd, max_entries, &truncated);
+  ::close(fd);
+  std::string path = rel.empty() ? host_path_ : joinPath(host_path_, rel);
+  if (truncated)
+    r_->collection().addTruncated(path, "more than " + std::to_string(max_entries) +
+                                            " entries; only " + std::to_string(max_entries) +
+                                            " are read");
+  size_t bytes = 0;
+  for (const auto& n : names) bytes += n.size() + 32;
+  if (!r_->charge(bytes, path)) return {};
   return names;
 }
 

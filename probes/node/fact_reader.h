@@ -2,6 +2,12 @@
 // Thin reads of host files for fact sources, with the "absent is not zero" rule built in: a
 // missing file yields nullopt silently; a file that exists but cannot be read or parsed yields
 // nullopt and counts one read error on the source's Collection.
+//
+// Bounded: files open without blocking and only regular files are read (core/host_fs.h);
+// listings return at most core::kMaxDirEntries names; and one collection reads at most
+// kCollectionBudget bytes (file text and listed names together), so that a host root with a
+// huge directory or huge files costs a bounded amount of memory. A cut listing and a spent
+// budget count a read error and are recorded in Collection::truncated.
 
 #include <cstdint>
 #include <optional>
@@ -16,7 +22,10 @@ namespace fabricwatch::probes::node {
 
 class FactReader {
  public:
-  FactReader(const core::HostFs& fs, core::Collection& c) : fs_(fs), c_(c) {}
+  static constexpr size_t kCollectionBudget = 64 << 20;
+
+  FactReader(const core::HostFs& fs, core::Collection& c, size_t budget = kCollectionBudget)
+      : fs_(fs), c_(c), budget_(budget) {}
 
   // Whole file. `quiet_einval`: sysfs answers EINVAL for attributes that do not apply right now
   // (speed of a link that is down, type of an unused GID); that is absence, not an error.
@@ -29,7 +38,11 @@ class FactReader {
   // The last component of a symbolic link's target ("../../../0000:17:00.0" -> "0000:17:00.0").
   std::optional<std::string> linkName(std::string_view path) const;
 
-  std::vector<std::string> list(std::string_view path) const { return fs_.list(path); }
+  // At most max_entries names; a cut listing is reported (see above).
+  std::vector<std::string> list(std::string_view path, size_t max_entries = core::kMaxDirEntries);
+  // Charges `bytes` read or listed to the collection's budget; false (and, the first time, the
+  // cut reported at `path`) once it is spent: the caller leaves the fact absent.
+  bool charge(size_t bytes, std::string_view path);
   bool exists(std::string_view path) const { return fs_.exists(path); }
   const core::HostFs& fs() const { return fs_; }
   core::Collection& collection() { return c_; }
@@ -38,6 +51,9 @@ class FactReader {
  private:
   const core::HostFs& fs_;
   core::Collection& c_;
+  size_t budget_;
+  size_t spent_ = 0;
+  bool over_ = false;
 };
 
 // An open directory of the host, for sources that read many files below one directory (a
@@ -62,7 +78,9 @@ class DirReader {
 
   std::optional<std::string> line(std::string_view rel, bool quiet_einval = false) const;
   std::optional<int64_t> integer(std::string_view rel, bool quiet_einval = false) const;
-  std::vector<std::string> list(std::string_view rel = {}) const;
+  std::vector<std::string> list(std::string_view rel = {},
+                                size_t max_entries = core::kMaxDirEntries) const;
+  FactReader& reader() const { return *r_; }
   bool exists(std::string_view rel) const;
   std::optional<std::string> linkName(std::string_view rel) const;
   std::optional<std::string> linkTarget(std::string_view rel) const;

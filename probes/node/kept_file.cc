@@ -87,12 +87,12 @@ void KeptFile::open(int dirfd, const char* rel) {
     state_ = State::kByPath;
     return;
   }
-  fd_ = ::openat(dirfd, rel, O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  fd_ = core::openRegular(dirfd, rel, err);
   if (fd_ >= 0) {
     state_ = State::kOpen;
     return;
   }
-  int err = errno;
   giveSlot();
   // Any other failure (EACCES ...) is reported by the reads, which try again.
   state_ = isMissing(err) ? State::kMissing : State::kByPath;
@@ -144,9 +144,10 @@ int KeptFile::readAll(int fd, std::string& out) const {
 }
 
 int KeptFile::readByPath(std::string& out) {
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  int err = readAll(fd, out);
+  int err = 0;
+  int fd = core::openRegular(AT_FDCWD, path_.c_str(), err);
+  if (fd < 0) return err;
+  err = readAll(fd, out);
   ::close(fd);
   return err;
 }
@@ -175,9 +176,10 @@ std::optional<std::string> KeptFile::line(FactReader& r, bool quiet_einval) {
   if (isMissing(err)) return std::nullopt;
   if (err != 0) {
     if (!(quiet_einval && err == EINVAL))
-      r.error(std::string(hostPath()) + ": " + std::strerror(err));
+      r.error(std::string(hostPath()) + ": " + core::readErrorText(err));
     return std::nullopt;
   }
+  if (!r.charge(text.size(), hostPath())) return std::nullopt;
   return std::string(core::trim(text));
 }
 

@@ -26,6 +26,12 @@ std::vector<std::shared_ptr<core::Source>> makeNodeSources() {
   return out;
 }
 
+std::shared_ptr<core::Source> makeNodeSource(std::string_view name) {
+  for (auto& s : makeNodeSources())
+    if (s->name() == name) return s;
+  return nullptr;
+}
+
 std::vector<std::string> nodeSourceNames() {
   std::vector<std::string> names;
   for (const auto& s : makeNodeSources()) names.emplace_back(s->name());

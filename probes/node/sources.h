@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/source.h"
@@ -10,6 +11,9 @@
 namespace fabricwatch::probes::node {
 
 std::vector<std::shared_ptr<core::Source>> makeNodeSources();
+// A fresh instance of the named source (null for an unknown name): what the scheduler runs in
+// place of one whose run is stuck.
+std::shared_ptr<core::Source> makeNodeSource(std::string_view name);
 std::vector<std::string> nodeSourceNames();
 
 }  // namespace fabricwatch::probes::node

@@ -23,9 +23,10 @@ namespace {
 // never sits in memory whole.
 std::optional<std::string> scanGlibc(FactReader& r, const std::string& host_path) {
   std::string p = r.fs().path(host_path);
-  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  int err = 0;
+  int fd = core::openRegular(AT_FDCWD, p.c_str(), err);
   if (fd < 0) {
-    if (errno != ENOENT && errno != ENOTDIR) r.error(host_path + ": " + std::strerror(errno));
+    if (err != ENOENT && err != ENOTDIR) r.error(host_path + ": " + core::readErrorText(err));
     return std::nullopt;
   }
   constexpr size_t kChunk = 64 * 1024, kOverlap = 256, kMaxBytes = 16 << 20;
@@ -108,7 +109,10 @@ core::Collection WorkloadSource::collect(const core::CollectContext& ctx) {
   core::Collection c;
   FactReader r(fs, c);
   std::vector<std::pair<int64_t, std::string>> pids;
-  for (const auto& n : r.list("/proc")) {
+  // /proc holds a directory per process: its bound is the largest process count worth reading
+  // (a node runs a few thousand), well above the default per-directory bound.
+  constexpr size_t kMaxProcEntries = 65536;
+  for (const auto& n : r.list("/proc", kMaxProcEntries)) {
     if (n.find_first_not_of("0123456789") != std::string::npos) continue;
     if (auto p = parseInteger(n)) pids.emplace_back(*p, n);
   }

@@ -38,6 +38,14 @@ const char* dropReasonName(DropReason r) {
       return "timeout";
     case DropReason::kSlowReader:
       return "slow_reader";
+    case DropReason::kUnauthenticated:
+      return "unauthenticated";
+    case DropReason::kEvicted:
+      return "evicted";
+    case DropReason::kIdle:
+      return "idle";
+    case DropReason::kReplayBudget:
+      return "replay_budget";
     case DropReason::kCount:
       break;
   }
@@ -49,13 +57,15 @@ struct ChannelServer::Conn {
   std::string address;
   std::string in;
   std::string out;
+  Clock::time_point accepted_at;
   Clock::time_point last_activity;
   std::optional<Clock::time_point> frame_deadline;  // set while a frame is partially in
+  bool authenticated = false;                       // a frame passed the HMAC and the replay guard
   bool closed = false;
 };
 
 ChannelServer::ChannelServer(ChannelServerOptions opts)
-    : opts_(std::move(opts)), replay_(opts_.max_clock_skew_ms) {
+    : opts_(std::move(opts)), replay_(opts_.max_clock_skew_ms, opts_.replay_capacity) {
   if (opts_.instance == 0) opts_.instance = randomNonce();
 }
 
@@ -138,10 +148,19 @@ Answer ChannelServer::answerEcho(std::string_view payload) const {
 }
 
 bool ChannelServer::handleFrame(Conn& c, const Frame& f) {
-  if (!replay_.accept(f.timestamp_ms, f.nonce, nowUnixMs())) {
-    drop(c, DropReason::kReplay);
-    return false;
+  switch (replay_.check(f.timestamp_ms, f.nonce, nowUnixMs(), c.address)) {
+    case ReplayVerdict::kFresh:
+      break;
+    case ReplayVerdict::kStale:
+    case ReplayVerdict::kReplay:
+      drop(c, DropReason::kReplay);
+      return false;
+    case ReplayVerdict::kSenderFull:
+    case ReplayVerdict::kFull:
+      drop(c, DropReason::kReplayBudget);
+      return false;
   }
+  c.authenticated = true;
   Answer answer;
   FrameType reply_type = FrameType::kDeclined;
   if (auto it = handlers_.find(f.type); it == handlers_.end()) {
@@ -222,6 +241,78 @@ void ChannelServer::onReadable(Conn& c) {
   }
 }
 
+void ChannelServer::accept(std::vector<std::unique_ptr<Conn>>& conns,
+                           std::map<std::string, int>& per_address) {
+  const int max_unauthenticated = std::max(1, opts_.max_connections / 4);
+  while (true) {
+    sockaddr_storage ss;
+    socklen_t len = sizeof ss;
+    int fd =
+        ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) break;
+    auto now = Clock::now();
+    std::string addr = sockaddrHost(ss);
+    int open = 0, unauthenticated = 0;
+    std::map<std::string_view, std::pair<int, Conn*>> strangers;  // per address: count, oldest
+    Conn* idlest = nullptr;  // authenticated, idle for over frame_timeout
+    for (auto& c : conns) {
+      if (c->closed) continue;
+      ++open;
+      if (!c->authenticated) {
+        ++unauthenticated;
+        auto& [n, oldest] = strangers[c->address];
+        ++n;
+        if (!oldest || c->accepted_at < oldest->accepted_at) oldest = c.get();
+      } else if (now - c->last_activity > opts_.frame_timeout &&
+                 (!idlest || c->last_activity < idlest->last_activity)) {
+        idlest = c.get();
+      }
+    }
+    auto it = per_address.find(addr);
+    bool admit = it == per_address.end() || it->second < opts_.max_connections_per_address;
+    if (admit && (open >= opts_.max_connections || unauthenticated >= max_unauthenticated)) {
+      // Make room. Among unauthenticated connections, the oldest of the address that holds the
+      // most gives way, and only to a newcomer whose address holds fewer: a stranger flooding
+      // from a few addresses only ever displaces itself, and a real peer's connection, usually
+      // its address's only one, is not displaced before it has sent its first frame. An idle
+      // authenticated connection gives way only when the whole table is full.
+      Conn* victim = nullptr;
+      int most = 0;
+      for (const auto& [a, entry] : strangers) {
+        if (entry.first > most) {
+          most = entry.first;
+          victim = entry.second;
+        }
+      }
+      auto mine = strangers.find(addr);
+      if (victim && most <= (mine == strangers.end() ? 0 : mine->second.first)) victim = nullptr;
+      if (!victim && unauthenticated < max_unauthenticated) victim = idlest;
+      if (victim) {
+        drop(*victim, DropReason::kEvicted);
+        if (--per_address[victim->address] <= 0) per_address.erase(victim->address);
+        victim->address.clear();  // its slot is released here, not again at cleanup
+      } else {
+        admit = false;
+      }
+    }
+    if (!admit) {
+      dropped_[static_cast<size_t>(DropReason::kLimit)]++;
+      ::close(fd);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    auto c = std::make_unique<Conn>();
+    c->fd = fd;
+    c->address = addr;
+    c->accepted_at = c->last_activity = now;
+    per_address[addr]++;
+    accepted_++;
+    open_++;
+    conns.push_back(std::move(c));
+  }
+}
+
 void ChannelServer::loop() {
   std::vector<std::unique_ptr<Conn>> conns;
   std::map<std::string, int> per_address;
@@ -244,7 +335,7 @@ void ChannelServer::loop() {
       }
       if (c->closed) {
         ::close(c->fd);
-        if (--per_address[c->address] <= 0) per_address.erase(c->address);
+        if (!c->address.empty() && --per_address[c->address] <= 0) per_address.erase(c->address);
         open_--;
       }
     }
@@ -259,8 +350,10 @@ void ChannelServer::loop() {
       short ev = POLLIN;
       if (!c->out.empty()) ev |= POLLOUT;
       fds.push_back({c->fd, ev, 0});
-      auto idle = c->last_activity + opts_.idle_timeout;
-      next = std::min(next, c->frame_deadline ? std::min(*c->frame_deadline, idle) : idle);
+      auto until = c->last_activity + opts_.idle_timeout;
+      if (c->frame_deadline) until = std::min(until, *c->frame_deadline);
+      if (!c->authenticated) until = std::min(until, c->accepted_at + opts_.frame_timeout);
+      next = std::min(next, until);
     }
     int n = ::poll(fds.data(), fds.size(), msUntil(next));
     if (n < 0 && errno != EINTR) {
@@ -274,39 +367,16 @@ void ChannelServer::loop() {
       short re = fds[i + 2].revents;
       if (re & (POLLIN | POLLHUP | POLLERR)) onReadable(c);
       if (c.closed) continue;
-      if (c.frame_deadline && now >= *c.frame_deadline) {
+      if (!c.authenticated && now >= c.accepted_at + opts_.frame_timeout) {
+        // A first frame still coming in is a slow frame; nothing at all, an idle stranger.
+        drop(c, c.frame_deadline ? DropReason::kTimeout : DropReason::kUnauthenticated);
+      } else if (c.frame_deadline && now >= *c.frame_deadline) {
         drop(c, DropReason::kTimeout);
       } else if (now >= c.last_activity + opts_.idle_timeout) {
-        c.closed = true;  // idle keep-alive: not abuse
+        drop(c, DropReason::kIdle);
       }
     }
-    if (fds[0].revents & POLLIN) {
-      while (true) {
-        sockaddr_storage ss;
-        socklen_t len = sizeof ss;
-        int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&ss), &len,
-                           SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0) break;
-        std::string addr = sockaddrHost(ss);
-        if (static_cast<int>(conns.size()) >= opts_.max_connections ||
-            per_address[addr] >= opts_.max_connections_per_address) {
-          if (per_address[addr] == 0) per_address.erase(addr);
-          dropped_[static_cast<size_t>(DropReason::kLimit)]++;
-          ::close(fd);
-          continue;
-        }
-        int one = 1;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        auto c = std::make_unique<Conn>();
-        c->fd = fd;
-        c->address = addr;
-        c->last_activity = now;
-        per_address[addr]++;
-        accepted_++;
-        open_++;
-        conns.push_back(std::move(c));
-      }
-    }
+    if (fds[0].revents & POLLIN) accept(conns, per_address);
   }
   for (auto& c : conns) ::close(c->fd);
   open_ = 0;

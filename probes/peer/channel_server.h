@@ -8,6 +8,16 @@
 // length prefixes or requests over their handler's bound, frames failing the HMAC, replays,
 // undecodable payloads, frames that do not complete in time (slowloris), clients that do not
 // read their replies, and connections beyond the global or per-address limit.
+//
+// Connections without the secret cannot starve the peers that hold it: a connection counts as
+// authenticated once one of its frames has passed the HMAC and the replay guard. Until then it
+// must deliver that frame within frame_timeout of being accepted, and unauthenticated
+// connections may hold only a quarter of the slots. When a new connection finds no room, the
+// oldest unauthenticated connection of the address holding the most of them is closed for it
+// ("evicted") if the newcomer's address holds fewer; else an authenticated connection idle for
+// longer than frame_timeout when the table is full; else the newcomer is refused ("limit").
+// So strangers flooding from fewer addresses than there are unauthenticated slots (16 by
+// default) only displace each other. Every connection the server closes is counted.
 
 #include <array>
 #include <atomic>
@@ -65,12 +75,15 @@ struct ChannelServerOptions {
   std::vector<RequestHandler> handlers;  // the probe kinds' request types
   int max_connections = 64;
   int max_connections_per_address = 16;
-  // A frame whose first byte has arrived must be complete within this (slowloris).
+  // A frame whose first byte has arrived must be complete within this (slowloris), and a new
+  // connection must deliver its first authenticated frame within it.
   std::chrono::milliseconds frame_timeout{2000};
   // A connection with no traffic for this long is closed.
   std::chrono::milliseconds idle_timeout{10000};
   uint64_t max_clock_skew_ms = 30000;
   size_t max_pending_output = 256 * 1024;
+  // Nonces the replay guard remembers; one source address may hold a sixteenth (frame.h).
+  size_t replay_capacity = 1 << 16;
 };
 
 enum class DropReason {
@@ -80,8 +93,12 @@ enum class DropReason {
   kOversized,
   kAuth,
   kReplay,
-  kTimeout,     // frame not completed in time
-  kSlowReader,  // replies piling up unread
+  kTimeout,          // frame not completed in time
+  kSlowReader,       // replies piling up unread
+  kUnauthenticated,  // no authenticated frame within frame_timeout of connecting
+  kEvicted,          // closed to make room for a new connection
+  kIdle,             // no traffic for idle_timeout (not abuse; counted all the same)
+  kReplayBudget,     // the sender's share of the replay guard is used up (frame.h)
   kCount
 };
 const char* dropReasonName(DropReason r);
@@ -111,6 +128,7 @@ class ChannelServer {
  private:
   struct Conn;
   void loop();
+  void accept(std::vector<std::unique_ptr<Conn>>& conns, std::map<std::string, int>& per_address);
   void onReadable(Conn& c);
   bool handleFrame(Conn& c, const Frame& f);
   Answer answerEcho(std::string_view payload) const;

@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -112,28 +113,73 @@ DecodeResult decodeFrame(std::string_view buf, std::string_view secret) {
   return r;
 }
 
-bool ReplayGuard::accept(uint64_t ts, uint64_t nonce, uint64_t now_ms) {
+const char* replayVerdictName(ReplayVerdict v) {
+  switch (v) {
+    case ReplayVerdict::kFresh:
+      return "fresh";
+    case ReplayVerdict::kStale:
+      return "stale";
+    case ReplayVerdict::kReplay:
+      return "replay";
+    case ReplayVerdict::kSenderFull:
+      return "sender_full";
+    case ReplayVerdict::kFull:
+      return "full";
+  }
+  return "unknown";
+}
+
+ReplayGuard::ReplayGuard(uint64_t max_skew_ms, size_t max_entries, size_t max_per_sender)
+    : max_skew_ms_(max_skew_ms),
+      max_entries_(std::max<size_t>(max_entries, 1)),
+      max_per_sender_(max_per_sender ? max_per_sender : std::max<size_t>(max_entries_ / 16, 1)) {}
+
+size_t ReplayGuard::size() const {
+  std::lock_guard lock(mu_);
+  return total_;
+}
+
+void ReplayGuard::expire(uint64_t lo) {
+  // A bucket goes when its last millisecond is below the window: every frame it remembers
+  // would be refused as stale anyway.
+  while (!buckets_.empty() && buckets_.begin()->first * 1000 + 999 < lo) {
+    auto node = buckets_.extract(buckets_.begin());
+    total_ -= node.mapped().nonces.size();
+    for (const auto& [sender, n] : node.mapped().senders) {
+      auto it = per_sender_.find(sender);
+      if (it != per_sender_.end() && (it->second -= std::min<size_t>(it->second, n)) == 0)
+        per_sender_.erase(it);
+    }
+    forgotten_below_ms_ = std::max(forgotten_below_ms_, node.key() * 1000 + 1000);
+  }
+}
+
+ReplayVerdict ReplayGuard::check(uint64_t ts, uint64_t nonce, uint64_t now_ms,
+                                 std::string_view sender) {
   std::lock_guard lock(mu_);
   uint64_t lo = now_ms > max_skew_ms_ ? now_ms - max_skew_ms_ : 0;
-  if (ts < lo || ts > now_ms + max_skew_ms_ || ts <= floor_ms_) return false;
-  // Forget nonces whose frames would be refused as stale anyway.
-  while (!order_.empty() && order_.front().timestamp_ms < lo) {
-    seen_.erase(order_.front().nonce);
-    order_.pop_front();
-  }
-  if (seen_.count(nonce)) return false;
-  while (order_.size() >= max_entries_) {
-    floor_ms_ = std::max(floor_ms_, order_.front().timestamp_ms);
-    seen_.erase(order_.front().nonce);
-    order_.pop_front();
-  }
-  if (ts <= floor_ms_) return false;
-  seen_.insert(nonce);
-  // Keep order_ sorted by timestamp so expiry from the front is exact.
-  auto it = order_.end();
-  while (it != order_.begin() && std::prev(it)->timestamp_ms > ts) --it;
-  order_.insert(it, Entry{ts, nonce});
-  return true;
+  if (ts < lo || ts > now_ms + max_skew_ms_ || ts < forgotten_below_ms_)
+    return ReplayVerdict::kStale;
+  expire(lo);
+  auto bucket = buckets_.find(ts / 1000);
+  if (bucket != buckets_.end() && bucket->second.nonces.count(nonce)) return ReplayVerdict::kReplay;
+  if (total_ >= max_entries_) return ReplayVerdict::kFull;
+  auto mine = per_sender_.find(sender);
+  if (mine != per_sender_.end() && mine->second >= max_per_sender_)
+    return ReplayVerdict::kSenderFull;
+  if (bucket == buckets_.end()) bucket = buckets_.emplace(ts / 1000, Bucket{}).first;
+  bucket->second.nonces.insert(nonce);
+  auto in_bucket = bucket->second.senders.find(sender);
+  if (in_bucket == bucket->second.senders.end())
+    bucket->second.senders.emplace(std::string(sender), 1);
+  else
+    ++in_bucket->second;
+  if (mine == per_sender_.end())
+    per_sender_.emplace(std::string(sender), 1);
+  else
+    ++mine->second;
+  ++total_;
+  return ReplayVerdict::kFresh;
 }
 
 uint64_t nowUnixMs() {

@@ -11,7 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -83,29 +83,59 @@ std::string encodeFrame(const Frame& frame, std::string_view secret);
 // bad header (magic, version, length) as soon as the header is in, before the payload arrives.
 DecodeResult decodeFrame(std::string_view buf, std::string_view secret);
 
-// Replay protection: a frame is fresh when its timestamp is within `max_skew_ms` of the local
-// clock and its nonce has not been seen within that window. Memory is bounded by `max_entries`;
-// when full, the oldest nonces are forgotten and the accepted window shrinks to match, so an
-// old frame can never slip through a forgotten nonce.
+// Replay protection. A frame is fresh when its timestamp is within `max_skew_ms` of the local
+// clock and the guard has not accepted it before. A replay repeats the timestamp and the nonce
+// (the MAC covers both), so nonces are kept in buckets by timestamp second, and a bucket is
+// forgotten as a whole once all of its second has left the window. Time can step back: a
+// timestamp at or below the end of a forgotten bucket stays refused.
+//
+// Bounded, and no sender can poison it for others (issue 13: a member once filled the window
+// with 65,536 frames stamped 29 s ahead and locked every genuine frame out for 25 s). The guard
+// holds at most `max_entries` nonces, and one sender (the connection's source address) at most
+// `max_per_sender`. A frame it has no room to remember is refused, never accepted unremembered,
+// so the bound cannot let a replay through; a sender that floods, with timestamps anywhere in
+// the window (the future included), uses up only its own share, which frees itself as its
+// timestamps leave the window. Locking everyone out takes max_entries / max_per_sender source
+// addresses that hold the secret. The sender is not authenticated (all members share one
+// secret) and need not be: it only decides whose share a frame is charged to.
+enum class ReplayVerdict {
+  kFresh,       // accepted and remembered
+  kStale,       // outside the window (too old, too far ahead, or in a forgotten second)
+  kReplay,      // seen before
+  kSenderFull,  // the sender's share is used up
+  kFull,        // the guard is full
+};
+const char* replayVerdictName(ReplayVerdict v);
+
 class ReplayGuard {
  public:
-  explicit ReplayGuard(uint64_t max_skew_ms = 30000, size_t max_entries = 1 << 16)
-      : max_skew_ms_(max_skew_ms), max_entries_(max_entries) {}
+  explicit ReplayGuard(uint64_t max_skew_ms = 30000, size_t max_entries = 1 << 16,
+                       size_t max_per_sender = 0 /* 0: max_entries / 16 */);
 
+  ReplayVerdict check(uint64_t timestamp_ms, uint64_t nonce, uint64_t now_ms,
+                      std::string_view sender = {});
   // True (and remembers the nonce) when the frame is fresh.
-  bool accept(uint64_t timestamp_ms, uint64_t nonce, uint64_t now_ms);
+  bool accept(uint64_t timestamp_ms, uint64_t nonce, uint64_t now_ms,
+              std::string_view sender = {}) {
+    return check(timestamp_ms, nonce, now_ms, sender) == ReplayVerdict::kFresh;
+  }
+  size_t size() const;  // nonces remembered now
 
  private:
-  struct Entry {
-    uint64_t timestamp_ms;
-    uint64_t nonce;
+  struct Bucket {
+    std::unordered_set<uint64_t> nonces;
+    std::map<std::string, uint32_t, std::less<>> senders;  // nonces per sender
   };
-  std::mutex mu_;
+  void expire(uint64_t lo);
+
+  mutable std::mutex mu_;
   uint64_t max_skew_ms_;
   size_t max_entries_;
-  uint64_t floor_ms_ = 0;  // frames at or below this timestamp are refused (evicted window)
-  std::deque<Entry> order_;
-  std::unordered_set<uint64_t> seen_;
+  size_t max_per_sender_;
+  uint64_t forgotten_below_ms_ = 0;     // timestamps below this lay in forgotten buckets
+  std::map<uint64_t, Bucket> buckets_;  // by timestamp second
+  std::map<std::string, size_t, std::less<>> per_sender_;
+  size_t total_ = 0;
 };
 
 // Unix time in milliseconds and a random 64-bit nonce (OpenSSL's RAND_bytes).

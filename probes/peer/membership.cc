@@ -2,9 +2,9 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
 #include <sstream>
 
+#include "core/host_fs.h"
 #include "probes/peer/net_util.h"
 
 namespace fabricwatch::probes::peer {
@@ -58,11 +58,9 @@ core::Result<std::vector<std::string>> FileSource::list() {
   Stamp s{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
           static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
   if (stamp_ && *stamp_ == s) return cached_;
-  std::ifstream f(path_, std::ios::binary);
-  if (!f) return core::Error{"file " + path_ + ": cannot read"};
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  auto parsed = parsePeersFile(ss.str());
+  auto text = core::readRegularFile(path_, 16 << 20);
+  if (!text) return core::Error{"file " + path_ + ": " + text.error().message};
+  auto parsed = parsePeersFile(*text);
   if (!parsed) return core::Error{"file " + path_ + ": " + parsed.error().message};
   cached_ = std::move(*parsed);
   stamp_ = s;

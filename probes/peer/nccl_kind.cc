@@ -328,7 +328,12 @@ void NcclKind::follow(const PeerContext& ctx, ChannelClient& client, uint64_t se
                 FrameType::kNcclCancelReply, opts_.call_timeout);
   };
   while (true) {
-    bool ours_done = rank0.waitDone(Clock::now() + opts_.poll_interval);
+    auto next_poll = Clock::now() + opts_.poll_interval;
+    bool ours_done = rank0.waitDone(next_poll);
+    // Once this side has ended waitDone returns at once: without this wait the status requests
+    // went out back to back (thousands in 80 ms), until the peer's replay guard refused the
+    // sender (issue 13's per-sender share) and the run read as "lost".
+    if (ours_done) std::this_thread::sleep_until(next_poll);
     CallResult st;
     if (!client.connected()) st = client.connect(ctx.channel_address, opts_.connect_timeout);
     if (client.connected())

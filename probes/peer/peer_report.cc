@@ -138,8 +138,10 @@ void renderMeshMetrics(const MeshView& v, core::MetricFamilies& out) {
   out.push_back(std::move(cf));
   auto cd = core::counterFamily(
       "fabricwatch_peer_channel_dropped_total",
-      "Peer channel connections dropped, by reason: limit, malformed, version, oversized, auth "
-      "(HMAC failed), replay, timeout (slow frame), slow_reader.");
+      "Peer channel connections closed by the listener, by reason: limit, malformed, version, "
+      "oversized, auth (HMAC failed), replay, timeout (slow frame), slow_reader, unauthenticated "
+      "(no authenticated frame in time), evicted (gave way to a newcomer), idle, replay_budget "
+      "(the sender's share of the replay guard used up).");
   for (size_t i = 0; i < cs.dropped.size(); ++i)
     addSample(cd, {{"reason", dropReasonName(static_cast<DropReason>(i))}},
               static_cast<double>(cs.dropped[i]));

@@ -4,9 +4,8 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
+#include "core/host_fs.h"
 #include "probes/peer/net_util.h"
 
 namespace fabricwatch::probes::peer {
@@ -20,11 +19,10 @@ std::string resolveNodeName(const config::Config& cfg) {
 }
 
 core::Result<std::string> readSecretFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return core::Error{"cannot read peer secret file " + path};
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  std::string s = ss.str();
+  auto text = core::readRegularFile(path, 64 << 10);
+  if (!text)
+    return core::Error{"cannot read peer secret file " + path + ": " + text.error().message};
+  std::string s = std::move(*text);
   while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
   if (s.size() < 16)
     return core::Error{"peer secret file " + path + " holds " + std::to_string(s.size()) +

@@ -283,8 +283,9 @@ TEST(LoaderTest, MeshWithoutSecretIsPositionedAtWhatConfiguresTheMesh) {
 TEST(LoaderTest, MissingFileIsAProblemNotACrash) {
   auto r = loadConfigFile("/nonexistent/fabricwatch.toml");
   ASSERT_EQ(r.problems.size(), 1u);
-  EXPECT_EQ(r.problems[0].format(),
-            "/nonexistent/fabricwatch.toml: cannot read configuration file");
+  EXPECT_EQ(
+      r.problems[0].format(),
+      "/nonexistent/fabricwatch.toml: cannot read configuration file: No such file or directory");
 }
 
 }  // namespace

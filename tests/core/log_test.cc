@@ -22,6 +22,24 @@ TEST(LogTest, JsonLinesCarryTheSameFields) {
       R"({"time":"T","level":"info","component":"exporter","msg":"listening","port":"19736"})");
 }
 
+// Issue 13: a 100 MB bad value became a 200 MB log line, and raw bytes reached the terminal.
+// Each value is cut at 4 KiB (saying how long it was), escaped, and valid UTF-8.
+TEST(LogTest, ValuesAreBoundedEscapedAndValidUtf8) {
+  std::string huge(100 << 20, 'v');
+  for (Format f : {Format::kLogfmt, Format::kJson}) {
+    std::string line = formatLine(f, "T", Level::kError, "config", "bad\x1b[2J\xff",
+                                  {{"problem", huge}, {"raw", "a\nb\xfe"}});
+    EXPECT_LT(line.size(), 5000u);
+    EXPECT_NE(line.find("(104857600 bytes)"), std::string::npos);
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+    EXPECT_EQ(line.find('\x1b'), std::string::npos);
+    EXPECT_EQ(line.find('\xff'), std::string::npos);
+    EXPECT_EQ(line.find('\xfe'), std::string::npos);
+  }
+  EXPECT_EQ(formatLine(Format::kLogfmt, "T", Level::kInfo, "c", "m", {{"path", "C:\\x"}}),
+            "time=T level=info component=c msg=m path=\"C:\\\\x\"");
+}
+
 TEST(LogTest, ParsesLevelsAndFormats) {
   EXPECT_EQ(parseLevel("debug"), Level::kDebug);
   EXPECT_EQ(parseLevel("loud"), std::nullopt);

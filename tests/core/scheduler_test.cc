@@ -233,5 +233,132 @@ TEST(SchedulerTest, CarryOverKeepsFactsUntilSourcesRunAgain) {
   EXPECT_EQ(snap->sources[0].runs_total, 2u);
 }
 
+// A source whose every run blocks until released, as a read of a FIFO where a sysfs file
+// belongs did (issue 13), or a mount that wedges every read.
+class Stuck : public Source {
+ public:
+  std::string_view name() const override { return "stuck"; }
+  Collection collect(const CollectContext&) override {
+    ++runs;
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, 60s, [this] { return released_; });
+    return Collection{};
+  }
+  void release() {
+    {
+      std::lock_guard lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
+  std::atomic<int> runs{0};
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
+};
+
+// Issue 13: a run that never returns wedged its source for good (success 0 until a restart).
+// With a factory, the stuck run is abandoned at the next run's time and a fresh instance of
+// the source runs instead, while the stuck one still hangs.
+TEST(SchedulerTest, AStuckRunIsAbandonedAndAFreshInstanceRecovers) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  auto stuck = std::make_shared<Stuck>();
+  std::atomic<int> made{0};
+  s.addSource(stuck, Schedule{50ms, 100ms}, [&]() -> std::shared_ptr<Source> {
+    ++made;
+    return std::make_shared<FakeSource>("stuck");
+  });
+  s.start();
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto p = store.load();
+        return p && p->sources[0].success && p->facts.findPath("stuck.run");
+      },
+      20s))
+      << "the source must recover while its stuck run still hangs";
+  EXPECT_EQ(stuck->runs.load(), 1);
+  EXPECT_EQ(made.load(), 1);
+  auto snap = store.load();
+  EXPECT_EQ(snap->sources[0].abandoned_total, 1u);
+  EXPECT_EQ(snap->sources[0].stuck_runs, 1u) << "the abandoned run still holds its thread";
+  stuck->release();
+  EXPECT_TRUE(eventually([&] { return store.load()->sources[0].stuck_runs == 0; }, 20s));
+  s.stop();
+}
+
+// When every instance hangs, the threads held stay bounded: kMaxAbandoned abandoned runs and
+// the one waited for.
+TEST(SchedulerTest, AbandonedRunsAreBoundedWhenEveryInstanceHangs) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  std::vector<std::shared_ptr<Stuck>> all{std::make_shared<Stuck>()};
+  std::mutex mu;
+  s.addSource(all[0], Schedule{20ms, 40ms}, [&]() -> std::shared_ptr<Source> {
+    std::lock_guard lock(mu);
+    all.push_back(std::make_shared<Stuck>());
+    return all.back();
+  });
+  s.start();
+  EXPECT_TRUE(eventually(
+      [&] {
+        auto p = store.load();
+        return p && p->sources[0].stuck_runs == Scheduler::kMaxAbandoned + 1;
+      },
+      20s));
+  // Many more intervals pass; no further instance is made or run.
+  auto failures = store.load()->sources[0].failures_total;
+  EXPECT_TRUE(eventually([&] { return store.load()->sources[0].failures_total > failures + 5; }));
+  {
+    std::lock_guard lock(mu);
+    EXPECT_EQ(all.size(), Scheduler::kMaxAbandoned + 1);
+  }
+  s.stop();
+  std::lock_guard lock(mu);
+  for (auto& a : all) a->release();
+}
+
+// Issue 13: a name with invalid UTF-8 (a device, an interface, a peer's node name behind the
+// peer_node label) made Prometheus reject every scrape and /api/v1/facts emit invalid JSON.
+// Facts and captured labels are made valid where they enter the snapshot, once, and counted;
+// what a source cut at a bound becomes the fact collection.truncated.<source>.
+class BadNames : public Source {
+ public:
+  std::string_view name() const override { return "peer"; }
+  Collection collect(const CollectContext&) override {
+    Collection c;
+    c.facts["node"]["name"] = "bad\xff\xfename";
+    c.facts["probes"]["tcp"]["peers"].push(Value::map({{"node", "ok"}}));
+    auto fams = std::make_shared<MetricFamilies>();
+    auto f = gaugeFamily("fabricwatch_probe_tcp_up", "help");
+    addSample(f, {{"peer_node", "bad\xff\xfename"}}, 1);
+    addSample(f, {{"peer_node", "fine"}}, 1);
+    fams->push_back(std::move(f));
+    c.metrics = fams;
+    c.addTruncated("/sys/class/infiniband", "more than 4096 entries");
+    return c;
+  }
+};
+
+TEST(SchedulerTest, InvalidUtf8IsReplacedWhereFactsEnterTheSnapshotAndCounted) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  s.addSource(std::make_shared<BadNames>(), {});
+  s.runOnce();
+  auto snap = store.load();
+  EXPECT_EQ(snap->facts.findPath("node.name")->asString(), "bad\xef\xbf\xbd\xef\xbf\xbdname");
+  ASSERT_EQ(snap->captured_metrics.size(), 1u);
+  const auto& labels = (*snap->captured_metrics[0])[0].metric;
+  EXPECT_EQ(labels[0].label[0].value, "bad\xef\xbf\xbd\xef\xbf\xbdname");
+  EXPECT_EQ(labels[1].label[0].value, "fine");
+  EXPECT_EQ(snap->sources[0].sanitized_total, 2u);
+  const Value* cut = snap->facts.findPath("collection.truncated.peer");
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->asList().at(0).asString(), "/sys/class/infiniband");
+  EXPECT_EQ(snap->sources[0].truncated, 1u);
+}
+
 }  // namespace
 }  // namespace fabricwatch::core

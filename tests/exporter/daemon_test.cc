@@ -12,8 +12,10 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
 #include "exporter/config_flags.h"
+#include "probes/peer/channel_server.h"
 #include "tests/support/http_client.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
@@ -90,6 +92,93 @@ TEST(DaemonReloadTest, HandlersServeWhileReloadsReplaceTheConfiguration) {
     auto res = testing::httpGet("127.0.0.1", port, "/api/v1/peers");
     return res && res->body.find(want) != std::string::npos;
   })) << want;
+  daemon.stop();
+}
+
+// The mesh under the same storm (TSan, issue 13): the daemon's prober probes a peer (a channel
+// server in this process) every 100 ms with the tcp and dns kinds, the peer source copies the
+// results into snapshots, and every reload stops the mesh (prober, channel server, kinds) and
+// starts a new one, while clients fetch /api/v1/peers, /api/v1/facts, /api/v1/violations and
+// /metrics without pause.
+TEST(DaemonReloadTest, TheMeshAndTheApiServeWhileReloadsRestartTheMesh) {
+  testing::TempDir dir;
+  const std::string kSecret = "tsan-mesh-secret-0123456789abcdef";
+  std::string secret = dir.write("secret", kSecret + "\n");
+  probes::peer::ChannelServerOptions po;
+  po.listen_address = "127.0.0.1:0";
+  po.secret = kSecret;
+  po.node_name = "localhost";  // the dns kind resolves the peer's name: keep it local
+  probes::peer::ChannelServer peer(po);
+  ASSERT_TRUE(peer.start().ok());
+  std::string peer_addr = "127.0.0.1:" + std::to_string(peer.port());
+  auto mesh = [&](int i) {
+    return configText("node-" + std::to_string(i)) + "listen_address = \"127.0.0.1:0\"\n" +
+           "secret_file = \"" + secret + "\"\n[probe]\ninterval = \"100ms\"\npeers = [\"" +
+           peer_addr + "\"]\n";
+  };
+  Serve serve(dir.write("fw.toml", mesh(0)));
+  Daemon daemon(serve.flags, serve.config);
+  ASSERT_TRUE(daemon.start().ok());
+  int port = daemon.port();
+  std::atomic<bool> done{false};
+  std::atomic<int> answered{0};
+  auto client = [&](const char* path) {
+    while (!done.load()) {
+      auto res = testing::httpGet("127.0.0.1", port, path);
+      if (res && res->status == 200) ++answered;
+    }
+  };
+  std::vector<std::thread> clients;
+  for (const char* path : {"/api/v1/peers", "/api/v1/facts", "/api/v1/violations", "/metrics"})
+    clients.emplace_back(client, path);
+  auto probed = [&](int i) {
+    auto res = testing::httpGet("127.0.0.1", port, "/api/v1/peers");
+    return res && res->body.find("\"node-" + std::to_string(i) + "\"") != std::string::npos &&
+           res->body.find("\"reachable\":true") != std::string::npos;
+  };
+  EXPECT_TRUE(eventually([&] { return probed(0); }));
+  constexpr int kReloads = 6;
+  for (int i = 1; i <= kReloads; ++i) {
+    dir.write("fw.toml", mesh(i));
+    EXPECT_TRUE(daemon.reload());
+    EXPECT_TRUE(eventually([&] { return probed(i); })) << "the mesh of reload " << i;
+  }
+  done = true;
+  for (auto& t : clients) t.join();
+  EXPECT_GT(answered.load(), 4 * kReloads);
+  EXPECT_GT(peer.stats().frames, 0u) << "the daemon's probes reached the peer";
+  daemon.stop();
+  peer.stop();
+}
+
+// Issue 13: a SIGHUP whose configuration named a missing peer secret kept the old mesh but
+// reported fabricwatch_config_last_reload_successful 1. The reload fails as a whole: 0, the
+// error logged, and the running mesh and configuration stay.
+TEST(DaemonReloadTest, AMissingPeerSecretFailsTheReloadAndKeepsWhatRuns) {
+  testing::TempDir dir;
+  std::string secret = dir.write("secret", "reload-secret-0123456789abcdef\n");
+  auto mesh = [&](const std::string& node, const std::string& secret_file) {
+    return configText(node) + "listen_address = \"127.0.0.1:0\"\nsecret_file = \"" + secret_file +
+           "\"\n[probe]\ninterval = \"1h\"\npeers = [\"127.0.0.1:1\"]\n";
+  };
+  Serve serve(dir.write("fw.toml", mesh("node-a", secret)));
+  Daemon daemon(serve.flags, serve.config);
+  ASSERT_TRUE(daemon.start().ok());
+  int port = daemon.port();
+  dir.write("fw.toml", mesh("node-b", dir.path() + "/no-such-secret"));
+  EXPECT_FALSE(daemon.reload());
+  auto m = testing::httpGet("127.0.0.1", port, "/metrics");
+  ASSERT_TRUE(m);
+  EXPECT_NE(m->body.find("\nfabricwatch_config_last_reload_successful 0\n"), std::string::npos);
+  auto peers = testing::httpGet("127.0.0.1", port, "/api/v1/peers");
+  ASSERT_TRUE(peers);
+  EXPECT_NE(peers->body.find("\"enabled\":true"), std::string::npos) << peers->body;
+  EXPECT_NE(peers->body.find("\"node-a\""), std::string::npos) << peers->body;
+  // A good file afterwards reloads again.
+  dir.write("fw.toml", mesh("node-c", secret));
+  EXPECT_TRUE(daemon.reload());
+  m = testing::httpGet("127.0.0.1", port, "/metrics");
+  EXPECT_NE(m->body.find("\nfabricwatch_config_last_reload_successful 1\n"), std::string::npos);
   daemon.stop();
 }
 

@@ -1,10 +1,12 @@
 // End-to-end: the real binary, started on a fixture root and a free port, scraped over HTTP.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "tests/support/daemon.h"
@@ -82,6 +84,52 @@ TEST(ServeE2ETest, MetricsPassPromtoolLint) {
   auto r = runCommand({"/bin/sh", "-c", "/usr/bin/promtool check metrics < " + file});
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   EXPECT_EQ(r.out + r.err, "") << "promtool found lint problems";
+}
+
+// /proc/PID/status field, e.g. "CapEff" -> "0000000000004000".
+std::string statusField(pid_t pid, const std::string& name) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(name + ":", 0) == 0)
+      return line.substr(line.find_first_not_of(" \t", name.size() + 1));
+  return "";
+}
+
+// docs/security.md: serve keeps only the capabilities its configuration needs (CAP_IPC_LOCK;
+// with the workloads source, CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH too) and sets no_new_privs,
+// for every thread and for the NCCL probe's child.
+TEST(ServeE2ETest, KeepsOnlyTheCapabilitiesItsConfigurationNeeds) {
+  TempDir root = makeRoot();
+  uint64_t mine = std::stoull(statusField(::getpid(), "CapEff"), nullptr, 16);
+  auto d = startDaemon({"--path.rootfs=" + root.path()});
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200));
+  EXPECT_EQ(statusField(d.process->pid(), "NoNewPrivs"), "1");
+  const uint64_t ipc_lock = 1ull << 14, ptrace = 1ull << 19, dac_read_search = 1ull << 2;
+  uint64_t eff = std::stoull(statusField(d.process->pid(), "CapEff"), nullptr, 16);
+  uint64_t prm = std::stoull(statusField(d.process->pid(), "CapPrm"), nullptr, 16);
+  EXPECT_EQ(eff, mine & ipc_lock);
+  EXPECT_EQ(prm, mine & ipc_lock);
+  // Every thread holds the same.
+  for (const auto& t :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(d.process->pid()) + "/task")) {
+    std::ifstream in(t.path() / "status");
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.rfind("CapEff:", 0) == 0) {
+        EXPECT_EQ(std::stoull(line.substr(7), nullptr, 16), mine & ipc_lock) << t.path();
+      }
+    }
+  }
+  if (mine & (1ull << 8)) {  // CAP_SETPCAP: the bounding set was cut as well
+    EXPECT_EQ(std::stoull(statusField(d.process->pid(), "CapBnd"), nullptr, 16), mine & ipc_lock);
+  }
+  std::string cfg = root.write("fw.toml", "[collect.sources.workloads]\nenabled = true\n");
+  auto w = startDaemon({"--path.rootfs=" + root.path(), "--config.file=" + cfg});
+  ASSERT_GT(w.port, 0) << w.process->stderrText();
+  eff = std::stoull(statusField(w.process->pid(), "CapEff"), nullptr, 16);
+  EXPECT_EQ(eff, mine & (ipc_lock | ptrace | dac_read_search));
 }
 
 TEST(ServeE2ETest, SigtermStopsWithinASecond) {

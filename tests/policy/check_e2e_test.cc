@@ -1,6 +1,8 @@
 // End-to-end: `fabricwatch check`, `policy validate` and `policy test` on the real binary.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/temp_dir.h"
@@ -176,6 +178,65 @@ tests:
   EXPECT_NE(r.out.find("ok    " + f.dir.path() + "/packs/kernel_test.yaml:9: from a fixture root"),
             std::string::npos)
       << r.out;
+}
+
+// Issue 13: a source that failed or timed out left its facts missing, rules over them read as
+// clean, and check passed. A pre-flight must not pass on missing evidence: the failed source is
+// listed and the check exits 1. Here the rdma source reads 4096 device directories with a 10 ms
+// timeout.
+TEST(CheckE2ETest, AFailedSourceFailsTheCheck) {
+  Fixture f;
+  std::string root = f.root("6.1.0-18-amd64");
+  for (int i = 0; i < 4096; ++i) {
+    std::string dev = "root/sys/class/infiniband/mlx5_" + std::to_string(i);
+    f.dir.write(dev + "/ports/1/state", "4: ACTIVE\n");
+    f.dir.write(dev + "/ports/1/rate", "400 Gb/sec (4X NDR)\n");
+  }
+  std::string cfg = f.dir.write("fw.toml", "[collect.sources.rdma]\ntimeout = \"10ms\"\n");
+  auto r = runCommand(f.check("6.1.0-18-amd64", {"--config.file=" + cfg}));
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("Fact sources that failed (their facts are missing):"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  rdma  timed out after 10ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 failed source(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+  auto j = runCommand(f.check("6.1.0-18-amd64", {"--config.file=" + cfg, "--format=json"}));
+  EXPECT_EQ(j.exit_code, 1);
+  EXPECT_NE(j.out.find("\"failed_sources\": [\n    {\n      \"error\": \"timed out after 10ms\""),
+            std::string::npos)
+      << j.out;
+}
+
+// Issue 13: nine levels of YAML aliases under a test's `facts:` aborted `policy test` with
+// std::bad_alloc after 25 s and 8 GB. The file is refused at once, with its position.
+TEST(PolicyCliE2ETest, AnAnchorBombIsRefusedWithItsPosition) {
+  Fixture f;
+  std::string y =
+      "apiVersion: fabricwatch.io/v1\nkind: PolicyTest\ntests:\n  - name: bomb\n"
+      "    resourceGroup: test-a\n    facts:\n      a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'i'; ++c) {
+    std::string prev(1, static_cast<char>(c - 1));
+    y += "      " + std::string(1, c) + ": &" + std::string(1, c) + " [";
+    for (int i = 0; i < 10; ++i) y += (i ? ", *" : "*") + prev;
+    y += "]\n";
+  }
+  y += "    expectedViolations: []\n";
+  std::string file = f.dir.write("packs/bomb_test.yaml", y);
+  auto start = std::chrono::steady_clock::now();
+  auto r = runCommand({binaryPath(), "policy", "test", file});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find(file + ":"), std::string::npos) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("more than 500000 nodes"), std::string::npos) << r.out << r.err;
+  // The same bomb in a pack.
+  std::string pack = f.dir.write(
+      "bomb.yaml",
+      "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\n"
+      "metadata: {name: bomb}\nx:\n" +
+          y.substr(y.find("      a:"), y.find("    expectedViolations") - y.find("      a:")));
+  r = runCommand({binaryPath(), "policy", "validate", pack});
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_NE((r.out + r.err).find("more than 500000 nodes"), std::string::npos) << r.out << r.err;
 }
 
 }  // namespace

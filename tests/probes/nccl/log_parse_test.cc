@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 #include <sstream>
 
@@ -72,6 +73,24 @@ TEST(NcclLogGoldenTest, EveryFixtureMatchesItsExpectedSummary) {
     EXPECT_EQ(readFile(golden), got) << e.path();
   }
   EXPECT_GE(n, 8);
+}
+
+// Found by nccl_log_fuzz (issue 13): a line whose prefix before "NCCL" starts with a space
+// (" NCCL INFO ...", a log line cut after its host:pid:tid) looped for ever in parseOrigin.
+// The input is also in the fuzz corpus (leading_space_prefix).
+TEST(NcclLogTest, APrefixOfSpacesEndsTheOriginSearch) {
+  auto run = std::async(std::launch::async, [] {
+    return parseNcclLog(
+        " NCCL INFO NET/IB : Using [0]mlx5_0:1/IB\n"
+        "   NCCL INFO cudaDriverVersion 12040\n"
+        "h:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via NET/IB/0\n");
+  });
+  if (run.wait_for(std::chrono::seconds(20)) != std::future_status::ready) {
+    ADD_FAILURE() << "parseNcclLog did not return: the origin search loops";
+    std::_Exit(1);  // the looping thread cannot be joined
+  }
+  LogSummary s = run.get();
+  EXPECT_EQ(s.hosts.count("h"), 1u);
 }
 
 TEST(NcclLogTest, InfiniBandWithGpuDirect) {

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <thread>
 
 #include "probes/peer/channel_client.h"
@@ -20,6 +21,28 @@ const std::string kSecret = "channel-test-secret-0123456789";
 
 int connectTo(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// A TCP connection to the server from a given loopback source address (127.0.0.0/8 is all
+// local on Linux, so 127.0.0.2.. stand for other hosts without any setup).
+int connectFrom(const char* source, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in src{};
+  src.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source, &src.sin_addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+    ::close(fd);
+    return -1;
+  }
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
@@ -176,22 +199,36 @@ TEST_F(ChannelServerTest, SlowlorisIsCutOffWithoutStallingOthers) {
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kTimeout) == 1; }));
 }
 
-TEST_F(ChannelServerTest, ExcessConnectionsAreRefusedAndCounted) {
-  opts_.max_connections = 3;
+TEST_F(ChannelServerTest, IdleStrangersHoldAQuarterOfTheSlotsAndDisplaceOnlyThemselves) {
+  opts_.max_connections = 8;  // two for connections that have not authenticated
   opts_.max_connections_per_address = 100;
+  opts_.frame_timeout = 5s;
   start();
-  std::vector<int> idle;
-  for (int i = 0; i < 3; ++i) idle.push_back(connectTo(server_->port()));
-  EXPECT_TRUE(eventually([&] { return server_->stats().open == 3; }));
-  int extra = connectTo(server_->port());
-  EXPECT_TRUE(closedWithin(extra, 2s));
-  ::close(extra);
-  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kLimit) >= 1; }));
-  ::close(idle.back());
-  idle.pop_back();
+  int a1 = connectFrom("127.0.0.2", server_->port());
+  int a2 = connectFrom("127.0.0.2", server_->port());
   EXPECT_TRUE(eventually([&] { return server_->stats().open == 2; }));
+  // A third from the same address finds no room: it would only displace its own kind.
+  int a3 = connectFrom("127.0.0.2", server_->port());
+  EXPECT_TRUE(closedWithin(a3, 3s));
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kLimit) == 1; }));
+  // A newcomer from another address takes the place of the oldest of the address holding most.
+  int b1 = connectFrom("127.0.0.3", server_->port());
+  EXPECT_TRUE(closedWithin(a1, 3s));
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kEvicted) == 1; }));
+  // A real peer gets in the same way (a2 gives way), and is gone once it has its answers.
   EXPECT_EQ(echo().rtt_seconds.size(), 3u);
-  for (int fd : idle) ::close(fd);
+  EXPECT_TRUE(closedWithin(a2, 3s));
+  EXPECT_TRUE(eventually([&] { return server_->stats().open == 1; }));
+  EXPECT_EQ(dropped(*server_, DropReason::kEvicted), 2u);
+  for (int fd : {a1, a2, a3, b1}) ::close(fd);
+}
+
+TEST_F(ChannelServerTest, AConnectionWithoutAFirstFrameIsClosedAtTheDeadline) {
+  start();
+  int fd = connectTo(server_->port());
+  EXPECT_TRUE(closedWithin(fd, 3s));  // frame_timeout is 300 ms here, idle_timeout 10 s
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kUnauthenticated) == 1; }));
 }
 
 TEST_F(ChannelServerTest, PerAddressLimit) {
@@ -206,6 +243,50 @@ TEST_F(ChannelServerTest, PerAddressLimit) {
   for (int fd : {a, b, c}) ::close(fd);
 }
 
+// Fault: a peer killed in the middle of a probe (its connection reset after it read the
+// request), and a peer that stops mid-probe (reads, never answers). Each is a classified
+// failure within the probe's time limits, never a hang; the next probe of a live peer works.
+TEST_F(ChannelServerTest, APeerKilledOrStoppedMidProbeIsAFailureNotAHang) {
+  for (bool killed : {true, false}) {
+    int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(lfd, 4), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+    std::atomic<bool> done{false};
+    std::thread peer([&] {
+      int c = ::accept(lfd, nullptr, nullptr);
+      char buf[256];
+      (void)::recv(c, buf, sizeof buf, 0);  // the request is in
+      if (killed) {
+        linger l{1, 0};  // closed by a dying process: a reset
+        ::setsockopt(c, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+        ::close(c);
+      } else {
+        while (!done) std::this_thread::sleep_for(10ms);  // stopped: holds it, says nothing
+        ::close(c);
+      }
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    EchoResult r = runEcho("127.0.0.1:" + std::to_string(ntohs(a.sin_port)),
+                           {kSecret, "client", 3, 1000ms, 500ms});
+    auto took = std::chrono::steady_clock::now() - t0;
+    done = true;
+    peer.join();
+    ::close(lfd);
+    EXPECT_TRUE(r.connected);
+    EXPECT_TRUE(r.rtt_seconds.empty());
+    EXPECT_EQ(r.failure, killed ? ChannelFailure::kClosed : ChannelFailure::kTimeout)
+        << (killed ? "killed: " : "stopped: ") << r.error;
+    EXPECT_LT(took, 3s);
+  }
+  start();
+  EXPECT_EQ(echo().rtt_seconds.size(), 3u);
+}
+
 TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
   start();
   int port = server_->port();
@@ -216,6 +297,100 @@ TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
   EXPECT_FALSE(refused.connected);
   EchoResult bad = runEcho("not-an-address", o);
   EXPECT_EQ(bad.failure, EchoFailure::kError);
+}
+
+// Issue 13: 64 idle TCP connections from four source addresses, reopened as the server closes
+// them, filled every slot of the channel; real peers were refused and reported the node down,
+// and the attacker's own connections were counted under no reason. With the default limits,
+// a real peer must keep probing through the whole attack, and every connection the server
+// closes on the attacker must be counted.
+TEST_F(ChannelServerTest, IdleConnectionsWithoutTheSecretCannotStarveRealPeers) {
+  opts_.frame_timeout = 500ms;      // the deadline for a connection's first authenticated frame
+  opts_.replay_capacity = 1 << 20;  // the test's peer probes far faster than a real one
+  start();
+  ASSERT_EQ(opts_.max_connections, 64);
+  const char* sources[] = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5"};
+  std::atomic<bool> attacking{true};
+  std::atomic<uint64_t> attacker_connects{0}, closed_on_attacker{0};
+  std::thread attacker([&] {
+    std::vector<std::pair<int, int>> held;  // (fd, source index)
+    auto top_up = [&] {
+      for (int s = 0; s < 4; ++s) {
+        int have = 0;
+        for (auto& h : held) have += h.second == s;
+        for (; have < 16; ++have) {
+          int fd = connectFrom(sources[s], server_->port());
+          if (fd < 0) break;
+          ++attacker_connects;
+          held.emplace_back(fd, s);
+        }
+      }
+    };
+    top_up();
+    while (attacking) {
+      std::vector<pollfd> p;
+      for (auto& h : held) p.push_back({h.first, POLLIN, 0});
+      ::poll(p.data(), p.size(), 20);
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char b[64];
+        if (::recv(p[i].fd, b, sizeof b, MSG_DONTWAIT) > 0) continue;
+        ++closed_on_attacker;
+        ::close(p[i].fd);
+        held[i].first = -1;
+      }
+      std::erase_if(held, [](const auto& h) { return h.first < 0; });
+      top_up();
+    }
+    for (auto& h : held) ::close(h.first);
+  });
+  EXPECT_TRUE(eventually([&] { return attacker_connects >= 64; }));
+  // A real peer probes again and again, for several first-frame deadlines, while the attacker
+  // holds (and reopens) its connections.
+  auto until = std::chrono::steady_clock::now() + 2500ms;
+  for (int i = 0; i < 15 || std::chrono::steady_clock::now() < until; ++i) {
+    EchoResult r = echo();
+    EXPECT_EQ(r.rtt_seconds.size(), 3u) << "probe " << i << ": " << r.error << [&] {
+      std::string d;
+      for (size_t k = 0; k < static_cast<size_t>(DropReason::kCount); ++k)
+        d += std::string(" ") + dropReasonName(static_cast<DropReason>(k)) + "=" +
+             std::to_string(server_->stats().dropped[k]);
+      return d;
+    }();
+  }
+  EXPECT_GT(attacker_connects.load(), 64u) << "the server closed none of the idle connections";
+  attacking = false;
+  attacker.join();
+  auto counted = [&] {
+    return dropped(*server_, DropReason::kUnauthenticated) +
+           dropped(*server_, DropReason::kEvicted) + dropped(*server_, DropReason::kLimit);
+  };
+  EXPECT_GT(closed_on_attacker.load(), 0u);
+  EXPECT_GE(counted(), closed_on_attacker.load()) << "every connection closed is counted";
+}
+
+// The replay guard charges frames to their connection's source address: a member flooding
+// frames stamped ahead uses up its own share (counted as replay_budget), and a peer at another
+// address is still answered.
+TEST_F(ChannelServerTest, AMembersFutureStampedFloodOnlyCostsItsOwnShare) {
+  opts_.replay_capacity = 4096;  // 256 per source address
+  start();
+  int fd = connectFrom("127.0.0.2", server_->port());
+  ASSERT_GE(fd, 0);
+  std::string wire;
+  for (uint64_t i = 0; i < 300; ++i) {
+    Frame f;
+    f.timestamp_ms = nowUnixMs() + 29000;
+    f.nonce = 5000 + i;
+    f.payload = encodeEchoRequest({static_cast<uint32_t>(i), "member"});
+    wire += encodeFrame(f, kSecret);
+  }
+  ASSERT_EQ(::send(fd, wire.data(), wire.size(), 0), static_cast<ssize_t>(wire.size()));
+  EXPECT_TRUE(closedWithin(fd, 3s));
+  ::close(fd);
+  EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kReplayBudget) == 1; }));
+  EXPECT_EQ(server_->stats().frames, 256u);
+  EXPECT_EQ(echo().rtt_seconds.size(), 3u);
 }
 
 constexpr auto kPing = static_cast<FrameType>(static_cast<int>(FrameType::kPrivateFirst));

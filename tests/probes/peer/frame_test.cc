@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+#include <tuple>
+#include <vector>
+
 #include "probes/peer/messages.h"
 
 namespace fabricwatch::probes::peer {
@@ -93,14 +98,76 @@ TEST(ReplayGuardTest, RefusesRepeatsAndStaleOrFutureTimestamps) {
   EXPECT_TRUE(g.accept(now - 29000, 5, now));
 }
 
-TEST(ReplayGuardTest, BoundedMemoryNeverReopensTheWindow) {
-  ReplayGuard g(30000, 4);
+TEST(ReplayGuardTest, WhatItHasNoRoomToRememberIsRefusedNeverAcceptedBlind) {
+  ReplayGuard g(30000, 4, 4);
   const uint64_t now = 1700000000000;
   for (uint64_t i = 0; i < 4; ++i) EXPECT_TRUE(g.accept(now + i, 100 + i, now + 10));
-  // A fifth nonce evicts the oldest; replaying the evicted frame must still fail.
-  EXPECT_TRUE(g.accept(now + 5, 200, now + 10));
-  EXPECT_FALSE(g.accept(now, 100, now + 10));
-  EXPECT_FALSE(g.accept(now + 1, 101, now + 10));
+  EXPECT_EQ(g.check(now + 5, 200, now + 10), ReplayVerdict::kFull);
+  EXPECT_EQ(g.check(now, 100, now + 10), ReplayVerdict::kReplay);
+  EXPECT_EQ(g.size(), 4u);
+  // Once those timestamps have left the window, their room is free again, and a frame from the
+  // forgotten second stays refused even if the clock steps back.
+  EXPECT_TRUE(g.accept(now + 40000, 300, now + 40000));
+  EXPECT_EQ(g.size(), 1u);
+  EXPECT_EQ(g.check(now + 1, 101, now + 20000), ReplayVerdict::kStale);
+}
+
+TEST(ReplayGuardTest, OneSendersShareIsBounded) {
+  ReplayGuard g(30000, 64, 2);
+  const uint64_t now = 1700000000000;
+  EXPECT_TRUE(g.accept(now, 1, now, "10.0.0.1"));
+  EXPECT_TRUE(g.accept(now, 2, now, "10.0.0.1"));
+  EXPECT_EQ(g.check(now, 3, now, "10.0.0.1"), ReplayVerdict::kSenderFull);
+  EXPECT_TRUE(g.accept(now, 3, now, "10.0.0.2"));
+}
+
+// Issue 13: a member stamped 65,536 valid frames 29 s ahead; they filled the window, and every
+// genuine frame was refused as a replay for about 25 s. A flood stamped anywhere in the window
+// must use up only its sender's share: others' frames are accepted, now and when the flood's
+// timestamps come due.
+TEST(ReplayGuardTest, AFutureStampedFloodDoesNotLockOthersOut) {
+  ReplayGuard g;  // 30 s skew, 65,536 nonces
+  const uint64_t now = 1700000000000;
+  uint64_t flood = 0;
+  for (uint64_t i = 0; i < 65536; ++i)
+    flood += g.accept(now + 29000, 1000000 + i, now, "10.0.0.66");
+  EXPECT_LT(flood, 65536u) << "one sender may not hold the whole window";
+  for (uint64_t t = 0; t <= 31000; t += 500) {
+    EXPECT_TRUE(g.accept(now + t, 7 + t, now + t, "10.0.0.2"))
+        << "a genuine frame at +" << t << " ms";
+  }
+  // Even the flooding member gets room again once its timestamps have left the window.
+  EXPECT_TRUE(g.accept(now + 60000, 3, now + 60000, "10.0.0.66"));
+}
+
+// Any sequence of timestamps within the window, from several senders, replays mixed in: a frame
+// is never accepted twice while its timestamp is inside the window, and memory stays bounded.
+TEST(ReplayGuardTest, NeverAcceptsAReplayAndStaysBoundedUnderAnySequence) {
+  const size_t kMax = 512;
+  ReplayGuard g(30000, kMax, kMax / 2);  // two busy senders can fill it
+  std::mt19937_64 rng(42);
+  uint64_t now = 1700000000000;
+  std::map<std::pair<uint64_t, uint64_t>, int> accepted;  // (ts, nonce) -> times
+  std::vector<std::pair<uint64_t, uint64_t>> sent;
+  const char* senders[] = {"10.0.0.1", "10.0.0.2", "10.0.0.3", "10.0.0.4", "10.0.0.66"};
+  for (int i = 0; i < 200000; ++i) {
+    now += rng() % 5;                     // about 400 s in all: frames enter and leave the window
+    if (rng() % 20000 == 0) now -= 5000;  // the clock steps back now and then
+    uint64_t ts, nonce;
+    if (!sent.empty() && rng() % 4 == 0) {
+      std::tie(ts, nonce) = sent[rng() % sent.size()];  // a replay of something sent
+    } else {
+      ts = now - 30000 + rng() % 60001;
+      nonce = rng() % 4096;  // nonces repeat across timestamps too
+      sent.emplace_back(ts, nonce);
+    }
+    if (g.accept(ts, nonce, now, senders[rng() % 5])) {
+      EXPECT_EQ(++accepted[std::make_pair(ts, nonce)], 1)
+          << "replay of ts " << ts << " nonce " << nonce;
+    }
+    ASSERT_LE(g.size(), kMax);
+  }
+  EXPECT_GT(accepted.size(), 2000u) << "the guard must still accept fresh frames";
 }
 
 TEST(MessagesTest, EchoReplyRoundTripAndRejectsTrailingBytes) {

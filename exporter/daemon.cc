@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "exporter/api.h"
 #include "exporter/config_flags.h"
+#include "exporter/exposition.h"
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
@@ -24,8 +25,10 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
   http_.observe([this](const std::string& route, int status, double secs) {
     self_.observeRequest(route, status, secs);
   });
-  http_.route("/metrics", [this](const HttpRequest&) {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", renderMetrics()};
+  http_.route("/metrics", [this](const HttpRequest& req) {
+    // The snapshot's part was rendered when it was published; only the self metrics are
+    // rendered here.
+    return metricsResponse(store_.load(), renderPerRequestMetrics(), req.acceptsEncoding("gzip"));
   });
   http_.route("/healthz", [](const HttpRequest&) { return healthz(); });
   http_.route("/readyz", [this](const HttpRequest&) { return readyz(store_.load().get()); });
@@ -55,10 +58,8 @@ void Daemon::applyLogging(const config::Config& c) {
   core::log::setFormat(c.log.format);
 }
 
-std::string Daemon::renderMetrics() {
+std::string Daemon::renderPerRequestMetrics() {
   auto families = self_.registry()->Collect();
-  auto snapshot_families = collector_.Collect();
-  std::move(snapshot_families.begin(), snapshot_families.end(), std::back_inserter(families));
   appendProcessMetrics(families);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
@@ -89,8 +90,9 @@ core::Status Daemon::start() {
     std::lock_guard lock(prober_mu_);
     prober_ = *prober;
   }
-  scheduler_ = buildScheduler(config_, store_,
-                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
+  scheduler_ = buildScheduler(
+      config_, store_,
+      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -160,8 +162,9 @@ bool Daemon::reload() {
     node_name_ = probes::peer::resolveNodeName(r.config);
   }
   reloadPacks(r.config);
-  auto next = buildScheduler(r.config, store_,
-                             PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
+  auto next = buildScheduler(
+      r.config, store_,
+      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

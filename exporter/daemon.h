@@ -13,7 +13,6 @@
 #include "exporter/flags.h"
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
-#include "exporter/snapshot_collector.h"
 #include "policy/pack_store.h"
 #include "probes/peer/peer_prober.h"
 
@@ -37,13 +36,13 @@ class Daemon {
 
  private:
   void applyLogging(const config::Config& c);
-  std::string renderMetrics();
+  // The self metrics that change per request (HTTP, process), in the text format.
+  std::string renderPerRequestMetrics();
 
   const FlagSet& flags_;
   config::Config config_;
   core::SnapshotStore store_;
   SelfMetrics self_;
-  SnapshotCollector collector_{store_};
   HttpServer http_;
   std::unique_ptr<core::Scheduler> scheduler_;
   // The peer mesh (null when off) and this node's name; swapped on reload, read by

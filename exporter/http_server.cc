@@ -32,7 +32,7 @@ const char* reason(int status) {
 }
 
 void send(mg_connection* conn, const HttpResponse& r, bool head) {
-  size_t length = r.body.size() + (r.shared_body ? r.shared_body->size() : 0);
+  size_t length = r.body.size() + (r.shared_body ? r.shared_body->size() : 0) + r.tail.size();
   std::string encoding;
   if (!r.content_encoding.empty())
     encoding = "Content-Encoding: " + r.content_encoding + "\r\nVary: Accept-Encoding\r\n";
@@ -44,6 +44,7 @@ void send(mg_connection* conn, const HttpResponse& r, bool head) {
   if (!r.body.empty()) mg_write(conn, r.body.data(), r.body.size());
   if (r.shared_body && !r.shared_body->empty())
     mg_write(conn, r.shared_body->data(), r.shared_body->size());
+  if (!r.tail.empty()) mg_write(conn, r.tail.data(), r.tail.size());
 }
 
 std::string lower(std::string_view s) {

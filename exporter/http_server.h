@@ -40,6 +40,9 @@ struct HttpResponse {
   // Bytes shared with a longer-lived owner (e.g. an exposition rendered once per snapshot);
   // sent after `body` without a copy when set.
   std::shared_ptr<const std::string> shared_body;
+  // Sent after shared_body: what a request adds to shared bytes (/metrics: the per-request
+  // self metrics, or the end of a gzip member whose start is shared).
+  std::string tail;
   std::string content_encoding;  // e.g. "gzip"; sent with "Vary: Accept-Encoding"
 };
 

@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "exporter/exposition.h"
 #include "probes/nccl/nccl_probe_source.h"
 #include "probes/node/sources.h"
 #include "probes/peer/peer_setup.h"
@@ -81,6 +82,8 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
     }
     sched->addStage(std::make_shared<policy::PolicyStage>(packs, policyStageOptions(cfg)));
   }
+  // Last: it renders what every source and stage before it renders.
+  if (opts.exposition) sched->addStage(std::make_shared<ExpositionStage>());
   return sched;
 }
 

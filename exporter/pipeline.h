@@ -26,6 +26,8 @@ struct PipelineOptions {
   // Heavy probes (the NCCL probe, when [probe.nccl] enables it) run only in the daemon: a
   // one-shot `facts` or `check` never starts NCCL.
   bool heavy_probes = false;
+  // Render each snapshot's /metrics exposition when it is published (serve), as the last stage.
+  bool exposition = false;
 };
 
 std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,

@@ -48,10 +48,4 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
   return out;
 }
 
-std::vector<prometheus::MetricFamily> SnapshotCollector::Collect() const {
-  auto snap = store_.load();
-  if (!snap) return {};
-  return renderSnapshot(*snap);
-}
-
 }  // namespace fabricwatch::exporter

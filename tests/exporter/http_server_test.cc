@@ -24,7 +24,8 @@ class HttpServerFixture : public ::testing::Test {
     });
     server_.route("/shared", [](const HttpRequest& r) {
       HttpResponse resp{200, "text/plain", "head:"};
-      resp.shared_body = std::make_shared<const std::string>("tail");
+      resp.shared_body = std::make_shared<const std::string>("shared");
+      resp.tail = ".end";
       if (r.acceptsEncoding("x-test")) resp.content_encoding = "x-test";
       resp.body += std::string(r.header("x-probe"));
       return resp;
@@ -84,10 +85,11 @@ TEST_F(HttpServerFixture, HeadersInSharedBytesAndEncodingOut) {
                             "GET /shared HTTP/1.1\r\nHost: x\r\nX-Probe: 7\r\n"
                             "Accept-Encoding: gzip, X-Test;q=0.5\r\n\r\n");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->find("Content-Length: 10\r\n"), std::string::npos) << *r;
+  EXPECT_NE(r->find("Content-Length: 16\r\n"), std::string::npos) << *r;
   EXPECT_NE(r->find("Content-Encoding: x-test\r\nVary: Accept-Encoding\r\n"), std::string::npos)
       << *r;
-  EXPECT_EQ(r->substr(r->size() - 10), "head:7tail");
+  // body, then the shared bytes, then the tail.
+  EXPECT_EQ(r->substr(r->size() - 16), "head:7shared.end");
   auto plain =
       testing::httpRaw("127.0.0.1", server_.port(), "GET /shared HTTP/1.1\r\nHost: x\r\n\r\n");
   ASSERT_TRUE(plain);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/metric_selection.h"
 #include "core/source.h"
 #include "core/value.h"
 
@@ -65,6 +66,8 @@ struct Snapshot {
   // Families sources captured with their facts (Collection::metrics), by source; rendered as
   // they are.
   std::vector<std::shared_ptr<const MetricFamilies>> captured_metrics;
+  // The optional series to render (null: the defaults; core/metric_selection.h).
+  std::shared_ptr<const MetricSelection> metric_selection;
   // The rendered metrics (null where nothing renders them: `check`, `facts`, most tests).
   std::shared_ptr<const Exposition> exposition;
 };

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/metric_selection.h"
 #include "core/metrics.h"
 #include "core/value.h"
 
@@ -46,6 +47,8 @@ class MetricRenderer {
   // Appends metric families derived from the snapshot. Called on every scrape: keep it cheap,
   // never block, never do I/O.
   virtual void renderMetrics(const Snapshot& snapshot, MetricFamilies& out) const {}
+  // The long tails it serves only when a configuration turns them on (metric_selection.h).
+  virtual std::vector<OptionalMetric> optionalMetrics() const { return {}; }
 };
 
 class Source : public MetricRenderer {

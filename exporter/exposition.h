@@ -20,13 +20,19 @@ inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; c
 std::shared_ptr<const core::Exposition> renderExposition(const core::Snapshot& snapshot);
 
 // The last stage of the daemon's pipeline: attaches the rendered exposition to each snapshot
-// before it is published.
+// before it is published, with the optional series the configuration turns on.
 class ExpositionStage : public core::Stage {
  public:
+  explicit ExpositionStage(std::shared_ptr<const core::MetricSelection> selection = nullptr)
+      : selection_(std::move(selection)) {}
   std::string_view name() const override { return "exposition"; }
   void apply(core::Snapshot& snapshot) override {
+    snapshot.metric_selection = selection_;
     snapshot.exposition = renderExposition(snapshot);
   }
+
+ private:
+  std::shared_ptr<const core::MetricSelection> selection_;
 };
 
 // The /metrics answer: the snapshot's exposition (rendered now if it has none; nothing before

@@ -9,4 +9,7 @@ namespace fabricwatch::exporter {
 
 core::MetricFamilies renderSnapshot(const core::Snapshot& snapshot);
 
+// The optional families of the pipeline's own (per-source) metrics: [collect] extra_metrics.
+std::vector<core::OptionalMetric> pipelineOptionalMetrics();
+
 }  // namespace fabricwatch::exporter

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,6 +67,8 @@ struct Snapshot {
   // Families sources captured with their facts (Collection::metrics), by source; rendered as
   // they are.
   std::vector<std::shared_ptr<const MetricFamilies>> captured_metrics;
+  // The documents sources captured for the API (Collection::api), by source name.
+  std::map<std::string, std::shared_ptr<const Value>, std::less<>> captured_api;
   // The optional series to render (null: the defaults; core/metric_selection.h).
   std::shared_ptr<const MetricSelection> metric_selection;
   // The rendered metrics (null where nothing renders them: `check`, `facts`, most tests).

@@ -34,6 +34,9 @@ struct Collection {
   // published with the snapshot and rendered from it, so that a scrape never reads a live
   // object and every series of one scrape comes from one snapshot.
   std::shared_ptr<const MetricFamilies> metrics;
+  // A document the API serves for this source beyond its facts (the mesh's /api/v1/peers),
+  // captured with the facts for the same reason; null when the source has none.
+  std::shared_ptr<const Value> api;
 
   void addError(std::string msg) {
     ++read_errors;

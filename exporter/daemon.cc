@@ -17,9 +17,7 @@
 namespace fabricwatch::exporter {
 
 Daemon::Daemon(const FlagSet& flags, config::Config initial)
-    : flags_(flags),
-      config_(std::move(initial)),
-      node_name_(probes::peer::resolveNodeName(config_)) {
+    : flags_(flags), config_(std::move(initial)) {
   applyLogging(config_);
   self_.configReloaded(true);
   http_.observe([this](const std::string& route, int status, double secs) {
@@ -36,18 +34,8 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
               [this](const HttpRequest&) { return factsJson(store_.load().get()); });
   http_.route("/api/v1/violations",
               [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
-  http_.route("/api/v1/peers", [this](const HttpRequest&) {
-    // Handler threads never read config_, which reload() assigns: what they need is copied
-    // under prober_mu_.
-    std::shared_ptr<probes::peer::PeerProber> p;
-    std::string node_name;
-    {
-      std::lock_guard lock(prober_mu_);
-      p = prober_;
-      node_name = node_name_;
-    }
-    return peersJson(p ? p->status() : disabledPeersStatus(node_name));
-  });
+  http_.route("/api/v1/peers",
+              [this](const HttpRequest&) { return peersJson(store_.load().get()); });
   http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
 }
 
@@ -86,10 +74,7 @@ core::Status Daemon::start() {
     if (*prober) (*prober)->stop();
     return st;
   }
-  {
-    std::lock_guard lock(prober_mu_);
-    prober_ = *prober;
-  }
+  prober_ = *prober;
   scheduler_ = buildScheduler(
       config_, store_,
       PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true});
@@ -156,11 +141,7 @@ bool Daemon::reload() {
       }
     }
   }
-  {
-    std::lock_guard lock(prober_mu_);
-    prober_ = prober;
-    node_name_ = probes::peer::resolveNodeName(r.config);
-  }
+  prober_ = prober;
   reloadPacks(r.config);
   auto next = buildScheduler(
       r.config, store_,

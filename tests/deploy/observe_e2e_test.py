@@ -62,8 +62,9 @@ NODES = [("p5", "p5_efa", "efa"), ("ib", "ib_ndr", "infiniband"),
          ("broken", "broken", "infiniband"), ("roce", "roce_v2", "roce"),
          ("erdma", "erdma", "erdma")]
 # Series that are opt-in (docs/metrics.md, "Series budget") but drawn by some panels: the EFA
-# throughput panels read EFA byte counters, the PCIe table NIC widths and link speeds. The p5 and
-# ib instances turn them on, as an operator who wants those panels does.
+# throughput panels read EFA byte counters, the PCIe table NIC widths and link speeds (the table of
+# docs/dashboards.md, which check_deploy.py keeps complete; no alert reads an opt-in series). The
+# p5 and ib instances turn them on, as an operator who wants those panels does.
 OPT_IN = {
     "p5": """[collect.sources.rdma]
 extra_metrics = ['fabricwatch_rdma_port_hw_stat_total{stat="tx_bytes"}',

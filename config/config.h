@@ -104,28 +104,34 @@ struct Config {
       auto it = kinds.find(kind);
       return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
     }
+
+    // [probes.nccl]: NCCL runs, on with probes.nccl.enabled (off by default): a local
+    // all-reduce across the node's GPUs, and runs with a peer of the mesh (the nccl probe kind),
+    // each in a child process, rare and never while a training job holds the GPUs. docs/nccl.md.
+    struct Nccl {
+      bool local = true;  // the local all-reduce (source nccl_probe)
+      bool peers = true;  // runs with peers: started here (rank 0) and served for them (rank 1)
+      Duration interval{30 * 60 * 1000};     // of each: the local run and this node's peer runs
+      Duration timeout{3 * 60 * 1000};       // the child's hard limit
+      bool run_at_start = false;             // else the first run is one interval after start
+      std::string operation = "all_reduce";  // peer runs: all_reduce | send_recv
+      int device = -1;                       // peer runs: the GPU; -1: the next one each run
+      std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{256} << 20};
+      int warmup = 5;
+      int iterations = 20;
+      std::string nccl_library = "libnccl.so.2";
+      std::string cudart_library;  // "" = libcudart.so, then .so.13, .so.12, .so.11.0
+      bool skip_when_busy = true;
+      std::vector<std::string> ignore_processes = {"nvidia-persistenced", "nv-hostengine",
+                                                   "dcgm-exporter", "dcgmi", "nvidia-smi"};
+      std::map<std::string, std::string> env;  // [probes.nccl.env]: NCCL_* for the children
+      std::string log_dir;                     // "" = the system temporary directory
+      bool operator==(const Nccl&) const = default;
+    } nccl;
+    // probes.nccl.enabled; the nccl kind registers with the same default (off).
+    bool ncclEnabled() const { return enabled("nccl", false); }
     bool operator==(const Probes&) const = default;
   } probes;
-
-  // The NCCL probe ([probe.nccl]): a local all-reduce across the node's GPUs in a child process,
-  // rare and never while a training job holds the GPUs. docs/nccl.md.
-  struct NcclProbe {
-    bool enabled = false;
-    Duration interval{30 * 60 * 1000};
-    Duration timeout{3 * 60 * 1000};  // the child's hard limit
-    bool run_at_start = false;        // else the first run is one interval after start
-    std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{256} << 20};
-    int warmup = 5;
-    int iterations = 20;
-    std::string nccl_library = "libnccl.so.2";
-    std::string cudart_library;  // "" = libcudart.so, then .so.13, .so.12, .so.11.0
-    bool skip_when_busy = true;
-    std::vector<std::string> ignore_processes = {"nvidia-persistenced", "nv-hostengine",
-                                                 "dcgm-exporter", "dcgmi", "nvidia-smi"};
-    std::map<std::string, std::string> env;  // [probe.nccl.env]: NCCL_* for the child
-    std::string log_dir;                     // "" = the system temporary directory
-    bool operator==(const NcclProbe&) const = default;
-  } nccl_probe;
 
   // The series budget: optional series turned on, as selectors (core/metric_selection.h), by
   // the table that holds the `extra_metrics` key: "collect" (the pipeline's own families),

@@ -333,59 +333,70 @@ const std::vector<Key>& schema() {
        })},
       {"probe.workers",
        intKey(1, 64, [](Config& c, int64_t v) { c.probe.workers = static_cast<int>(v); })},
-      {"probe.nccl.enabled",
-       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.enabled = v; })},
-      {"probe.nccl.interval",
+      {"probes.nccl.local",
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.nccl.local = v; })},
+      {"probes.nccl.peers",
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.nccl.peers = v; })},
+      {"probes.nccl.interval",
        durationKey(milliseconds(1000), hours(24 * 7),
-                   [](Config& c, Duration d, const std::string&) { c.nccl_probe.interval = d; })},
-      {"probe.nccl.timeout",
+                   [](Config& c, Duration d, const std::string&) { c.probes.nccl.interval = d; })},
+      {"probes.nccl.timeout",
        durationKey(milliseconds(100), hours(1),
-                   [](Config& c, Duration d, const std::string&) { c.nccl_probe.timeout = d; })},
-      {"probe.nccl.run_at_start",
-       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.run_at_start = v; })},
-      {"probe.nccl.sizes", stringListKey(
-                               [](const std::string& v) -> std::optional<std::string> {
-                                 auto b = parseByteSize(v);
-                                 if (!b || *b < 4 || *b > (uint64_t{16} << 30))
-                                   return "size \"" + v +
-                                          "\" must be 4B to 16GiB, e.g. \"1MiB\" or \"256MiB\"";
-                                 return std::nullopt;
-                               },
-                               [](Config& c, std::vector<std::string> v) {
-                                 c.nccl_probe.sizes.clear();
-                                 for (const auto& s : v)
-                                   c.nccl_probe.sizes.push_back(*parseByteSize(s));
-                               })},
-      {"probe.nccl.warmup",
-       intKey(0, 1000, [](Config& c, int64_t v) { c.nccl_probe.warmup = static_cast<int>(v); })},
-      {"probe.nccl.iterations",
-       intKey(1, 10000,
-              [](Config& c, int64_t v) { c.nccl_probe.iterations = static_cast<int>(v); })},
-      {"probe.nccl.nccl_library",
-       stringKey([](Config& c, const std::string& v, const std::string&) {
-         c.nccl_probe.nccl_library = v;
-         return std::optional<std::string>();
-       })},
-      {"probe.nccl.cudart_library",
-       stringKey([](Config& c, const std::string& v, const std::string&) {
-         c.nccl_probe.cudart_library = v;
-         return std::optional<std::string>();
-       })},
-      {"probe.nccl.skip_when_busy",
-       boolKey([](Config& c, bool v, const std::string&) { c.nccl_probe.skip_when_busy = v; })},
-      {"probe.nccl.ignore_processes",
-       stringListKey([](const std::string&) { return std::optional<std::string>(); },
-                     [](Config& c, std::vector<std::string> v) {
-                       c.nccl_probe.ignore_processes = std::move(v);
-                     })},
-      {"probe.nccl.log_dir", stringKey([](Config& c, const std::string& v,
-                                          const std::string&) -> std::optional<std::string> {
-         if (!v.empty() && v[0] != '/') return "log_dir \"" + v + "\" must be an absolute path";
-         c.nccl_probe.log_dir = v;
+                   [](Config& c, Duration d, const std::string&) { c.probes.nccl.timeout = d; })},
+      {"probes.nccl.run_at_start",
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.nccl.run_at_start = v; })},
+      {"probes.nccl.operation", stringKey([](Config& c, const std::string& v,
+                                             const std::string&) -> std::optional<std::string> {
+         if (v != "all_reduce" && v != "send_recv")
+           return "operation \"" + v + "\" must be all_reduce or send_recv";
+         c.probes.nccl.operation = v;
          return std::nullopt;
        })},
-      {"probe.nccl.env.*", stringKey([](Config& c, const std::string& v,
-                                        const std::string& name) -> std::optional<std::string> {
+      {"probes.nccl.device",
+       intKey(-1, 1023, [](Config& c, int64_t v) { c.probes.nccl.device = static_cast<int>(v); })},
+      {"probes.nccl.sizes", stringListKey(
+                                [](const std::string& v) -> std::optional<std::string> {
+                                  auto b = parseByteSize(v);
+                                  if (!b || *b < 4 || *b > (uint64_t{16} << 30))
+                                    return "size \"" + v +
+                                           "\" must be 4B to 16GiB, e.g. \"1MiB\" or \"256MiB\"";
+                                  return std::nullopt;
+                                },
+                                [](Config& c, std::vector<std::string> v) {
+                                  c.probes.nccl.sizes.clear();
+                                  for (const auto& s : v)
+                                    c.probes.nccl.sizes.push_back(*parseByteSize(s));
+                                })},
+      {"probes.nccl.warmup",
+       intKey(0, 1000, [](Config& c, int64_t v) { c.probes.nccl.warmup = static_cast<int>(v); })},
+      {"probes.nccl.iterations",
+       intKey(1, 10000,
+              [](Config& c, int64_t v) { c.probes.nccl.iterations = static_cast<int>(v); })},
+      {"probes.nccl.nccl_library",
+       stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probes.nccl.nccl_library = v;
+         return std::optional<std::string>();
+       })},
+      {"probes.nccl.cudart_library",
+       stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probes.nccl.cudart_library = v;
+         return std::optional<std::string>();
+       })},
+      {"probes.nccl.skip_when_busy",
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.nccl.skip_when_busy = v; })},
+      {"probes.nccl.ignore_processes",
+       stringListKey([](const std::string&) { return std::optional<std::string>(); },
+                     [](Config& c, std::vector<std::string> v) {
+                       c.probes.nccl.ignore_processes = std::move(v);
+                     })},
+      {"probes.nccl.log_dir", stringKey([](Config& c, const std::string& v,
+                                           const std::string&) -> std::optional<std::string> {
+         if (!v.empty() && v[0] != '/') return "log_dir \"" + v + "\" must be an absolute path";
+         c.probes.nccl.log_dir = v;
+         return std::nullopt;
+       })},
+      {"probes.nccl.env.*", stringKey([](Config& c, const std::string& v,
+                                         const std::string& name) -> std::optional<std::string> {
          bool ident = !name.empty() && std::all_of(name.begin(), name.end(), [](char ch) {
            return std::isupper(static_cast<unsigned char>(ch)) ||
                   std::isdigit(static_cast<unsigned char>(ch)) || ch == '_';
@@ -394,7 +405,7 @@ const std::vector<Key>& schema() {
            return "environment variable \"" + name + "\" must be upper case (NCCL_IB_HCA)";
          if (name.rfind("NCCL_DEBUG", 0) == 0)
            return name + " is set by the probe itself (its log is what it reads)";
-         c.nccl_probe.env[name] = v;
+         c.probes.nccl.env[name] = v;
          return std::nullopt;
        })},
       {"probes.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
@@ -473,7 +484,10 @@ class Walker {
         for (const auto& k : schema())
           known = known || matches(k.pattern, path, wild, /*prefix_only=*/true);
         if (!known) {
-          report(pos, "unknown table [" + path + "]");
+          report(pos, "unknown table [" + path + "]" +
+                          (path.rfind("probe.nccl", 0) == 0
+                               ? ": the NCCL probe is configured under [probes.nccl]"
+                               : ""));
           continue;
         }
         if (!checkName(path, "collect.sources.", "source", opts_.known_sources, pos) ||
@@ -593,14 +607,16 @@ void validate(LoadResult& r, std::string_view file, const Walker& w, const LoadO
               formatDuration(interval) + ")");
     }
   }
-  const auto& np = r.config.nccl_probe;
+  const auto& np = r.config.probes.nccl;
   if (np.sizes.empty() || np.sizes.size() > 16)
-    add({"probe.nccl.sizes"},
-        "probe.nccl.sizes must list 1 to 16 sizes, not " + std::to_string(np.sizes.size()));
-  if (np.timeout >= np.interval)
-    add({"probe.nccl.timeout", "probe.nccl.interval"},
-        "probe.nccl.timeout (" + formatDuration(np.timeout) +
-            ") must be shorter than probe.nccl.interval (" + formatDuration(np.interval) + ")");
+    add({"probes.nccl.sizes"},
+        "probes.nccl.sizes must list 1 to 16 sizes, not " + std::to_string(np.sizes.size()));
+  // The local run is a source: the scheduler needs its deadline inside its interval. A peer
+  // run longer than the interval only delays the next one (the round that runs it is late).
+  if (np.local && np.timeout >= np.interval)
+    add({"probes.nccl.timeout", "probes.nccl.interval"},
+        "probes.nccl.timeout (" + formatDuration(np.timeout) +
+            ") must be shorter than probes.nccl.interval (" + formatDuration(np.interval) + ")");
   if (w.position("probe.dns_probe") && w.position("probes.dns.enabled"))
     add({"probe.dns_probe"},
         "probe.dns_probe is the older spelling of probes.dns.enabled: set only one of them");

@@ -88,6 +88,9 @@ std::string ChildResult::describe() const {
     case Outcome::kTimedOut:
       return "timed out after " + std::to_string(static_cast<int64_t>(seconds * 1000)) +
              " ms: the process group was killed" + (reaped ? "" : " (it has not exited yet)");
+    case Outcome::kCancelled:
+      return "cancelled after " + std::to_string(static_cast<int64_t>(seconds * 1000)) +
+             " ms: the process group was killed" + (reaped ? "" : " (it has not exited yet)");
     case Outcome::kSpawnFailed:
       return "could not start: " + error;
   }
@@ -148,7 +151,10 @@ ChildResult runChild(const ChildSpec& spec) {
   if (spec.input.empty()) in_w.reset();
   std::string line;  // the result line being assembled for on_result_line
   auto deadline = started + spec.timeout;
-  bool timed_out = false, exited = false;
+  bool timed_out = false, cancelled = false, exited = false;
+  auto cancelRequested = [&] { return spec.cancel && spec.cancel->load(); };
+  // With a cancel flag the loop wakes every 50 ms to look at it.
+  const int64_t max_wait_ms = spec.cancel ? 50 : 1000;
   char buf[8192];
 
   auto drain = [&](Fd& f, bool is_result) {
@@ -184,6 +190,10 @@ ChildResult runChild(const ChildSpec& spec) {
   };
 
   while ((res_r.fd >= 0 || out_r.fd >= 0) && !exited) {
+    if (cancelRequested()) {
+      cancelled = true;
+      break;
+    }
     // Rounded up: a deadline 0.4 ms away is not past yet.
     auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) {
@@ -198,7 +208,7 @@ ChildResult runChild(const ChildSpec& spec) {
     if (out_r.fd >= 0) fds[i_out = n++] = {out_r.fd, POLLIN, 0};
     if (pidfd.fd >= 0) fds[i_pid = n++] = {pidfd.fd, POLLIN, 0};
     int pr = ::poll(fds, static_cast<nfds_t>(n),
-                    static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+                    static_cast<int>(std::min<int64_t>(left.count(), max_wait_ms)));
     if (pr < 0 && errno != EINTR) break;
     if (pr <= 0) continue;
     if (i_in >= 0 && fds[i_in].revents) {
@@ -218,17 +228,17 @@ ChildResult runChild(const ChildSpec& spec) {
     }
   }
   in_w.reset();
-  if (!line.empty() && spec.on_result_line && !timed_out) spec.on_result_line(line);
+  if (!line.empty() && spec.on_result_line && !timed_out && !cancelled) spec.on_result_line(line);
   if (res.output.size() > spec.max_output_bytes)
     res.output.erase(0, res.output.size() - spec.max_output_bytes);
 
   // Kill the group before reaping: a zombie leader keeps the group id from being reused, so the
   // signal can only reach the child and what it started.
   int status = 0;
-  if (timed_out) {
+  if (timed_out || cancelled) {
     ::kill(-pid, SIGKILL);
     res.reaped = reap(pid, pidfd.fd, std::chrono::seconds(5), status);
-    res.outcome = ChildResult::Outcome::kTimedOut;
+    res.outcome = timed_out ? ChildResult::Outcome::kTimedOut : ChildResult::Outcome::kCancelled;
     res.signal = SIGKILL;
   } else {
     // Pipes closed (or the child exited): it is exiting; wait for it within what is left of the
@@ -241,10 +251,10 @@ ChildResult runChild(const ChildSpec& spec) {
              info.si_pid == pid;
     };
     bool done = exitedNow();
-    while (!done && left.count() > 0) {
+    while (!done && left.count() > 0 && !cancelRequested()) {
       if (pidfd.fd >= 0) {
         pollfd p{pidfd.fd, POLLIN, 0};
-        ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+        ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), max_wait_ms)));
       } else {
         ::poll(nullptr, 0, 10);
       }
@@ -253,7 +263,10 @@ ChildResult runChild(const ChildSpec& spec) {
     }
     ::kill(-pid, SIGKILL);
     res.reaped = reap(pid, pidfd.fd, std::chrono::seconds(5), status);
-    if (!done) {
+    if (!done && cancelRequested()) {
+      res.outcome = ChildResult::Outcome::kCancelled;
+      res.signal = SIGKILL;
+    } else if (!done) {
       res.outcome = ChildResult::Outcome::kTimedOut;
       res.signal = SIGKILL;
     } else if (WIFSIGNALED(status)) {

@@ -12,6 +12,7 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -31,14 +32,18 @@ struct ChildSpec {
   // Called for each complete line the child writes to descriptor 3, as it arrives: a caller can
   // act on a line while the child goes on (pass an NCCL unique id to a peer).
   std::function<void(std::string_view)> on_result_line;
+  // Set (by another thread, or by on_result_line) to end the run early: the process group gets
+  // SIGKILL within about 50 ms and the outcome is kCancelled (the peer of an NCCL run failed, the
+  // daemon is stopping). Null: the run ends only by itself or at the deadline.
+  const std::atomic<bool>* cancel = nullptr;
 };
 
 struct ChildResult {
-  enum class Outcome { kExited, kSignaled, kTimedOut, kSpawnFailed };
+  enum class Outcome { kExited, kSignaled, kTimedOut, kCancelled, kSpawnFailed };
   Outcome outcome = Outcome::kSpawnFailed;
   pid_t pid = -1;
   int exit_code = -1;  // kExited
-  int signal = 0;      // kSignaled, or the signal that ended a timed-out child (SIGKILL)
+  int signal = 0;  // kSignaled, or the signal that ended a timed-out or cancelled child (SIGKILL)
   std::string result;  // what the child wrote to descriptor 3
   bool result_truncated = false;
   std::string output;  // the tail of its standard output and error
@@ -47,7 +52,8 @@ struct ChildResult {
   double seconds = 0;
 
   // "exited with status 3", "killed by signal 11 (Segmentation fault)", "timed out after
-  // 5000 ms: the process group was killed", "could not start: ...".
+  // 5000 ms: the process group was killed", "cancelled after 800 ms: the process group was
+  // killed", "could not start: ...".
   std::string describe() const;
 };
 

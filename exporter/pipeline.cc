@@ -54,20 +54,11 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
         std::make_shared<probes::peer::PeerSource>(opts.prober, probes::peer::resolveNodeName(cfg)),
         sc);
   }
-  if (opts.heavy_probes && cfg.nccl_probe.enabled) {
-    const auto& n = cfg.nccl_probe;
+  if (opts.heavy_probes && cfg.probes.ncclEnabled() && cfg.probes.nccl.local) {
+    const auto& n = cfg.probes.nccl;
     probes::nccl::NcclProbeOptions o;
-    o.timeout = n.timeout;
+    static_cast<probes::nccl::RunSettings&>(o) = probes::nccl::runSettings(n);
     o.run_at_start = n.run_at_start;
-    o.sizes = n.sizes;
-    o.warmup = n.warmup;
-    o.iterations = n.iterations;
-    o.nccl_library = n.nccl_library;
-    o.cudart_library = n.cudart_library;
-    o.skip_when_busy = n.skip_when_busy;
-    o.ignore_processes = n.ignore_processes;
-    o.env = n.env;
-    o.log_dir = n.log_dir;
     // The source's own deadline lies beyond the child's, which the source enforces itself: the
     // scheduler's is only a backstop (reading the log, a slow reap).
     auto timeout = std::min<config::Duration>(n.interval, n.timeout + std::chrono::seconds(30));

@@ -24,7 +24,7 @@ struct PipelineOptions {
   // The peer mesh (serve, when the mesh is on) feeds the "peer" source; without it that source
   // reports node.name and an empty membership.
   std::shared_ptr<const probes::peer::PeerProber> prober;
-  // Heavy probes (the NCCL probe, when [probe.nccl] enables it) run only in the daemon: a
+  // Heavy probes (the local NCCL run, when [probes.nccl] enables it) run only in the daemon: a
   // one-shot `facts` or `check` never starts NCCL.
   bool heavy_probes = false;
   // Render each snapshot's /metrics exposition when it is published (serve), as the last stage.

@@ -310,6 +310,18 @@ core::Value summaryValue(const LogSummary& s, const Verdict& v) {
   return m;
 }
 
+std::string transportLabel(std::string_view t) {
+  for (const char* k : {"ib", "roce", "efa", "ofi", "socket", "collnet", "other", "none"})
+    if (t == k) return k;
+  return "unknown";
+}
+
+std::string gdrLabel(std::string_view g) {
+  for (const char* k : {"on", "off", "partial"})
+    if (g == k) return k;
+  return "unknown";
+}
+
 core::Value factsValue(const LogSummary& s, const Verdict& v) {
   core::Value m = core::Value::map({{"status", v.status},
                                     {"inter_node_transport", v.inter_node_transport},

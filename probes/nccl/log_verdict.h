@@ -4,6 +4,7 @@
 // `fabricwatch nccl-log`, the workloads' facts and the NCCL probe.
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/value.h"
@@ -28,6 +29,11 @@ struct Verdict {
 };
 
 Verdict judge(const LogSummary& s);
+
+// The verdict's values as metric labels: one of the values above, else "unknown", so that a
+// label never carries any other text.
+std::string transportLabel(std::string_view transport);
+std::string gdrLabel(std::string_view gdr);
 
 // The summary and verdict as one document (the JSON of `nccl-log --format json`, and the
 // facts under workloads[].nccl_log and probes.nccl.local.log). Keys are documented in

@@ -70,6 +70,8 @@ bool loadNccl(const std::string& name, NcclApi& api, std::string& why) {
          resolve(lib, "ncclCommDestroy", api.commDestroy, why) &&
          resolve(lib, "ncclCommGetAsyncError", api.commGetAsyncError, why) &&
          resolve(lib, "ncclAllReduce", api.allReduce, why) &&
+         resolve(lib, "ncclSend", api.send, why, /*optional=*/true) &&
+         resolve(lib, "ncclRecv", api.recv, why, /*optional=*/true) &&
          resolve(lib, "ncclGroupStart", api.groupStart, why) &&
          resolve(lib, "ncclGroupEnd", api.groupEnd, why);
 }

@@ -49,6 +49,9 @@ struct NcclApi {
   int (*commDestroy)(NcclComm) = nullptr;
   int (*commGetAsyncError)(NcclComm, int*) = nullptr;
   int (*allReduce)(const void*, void*, size_t, int, int, NcclComm, CudaStream) = nullptr;
+  // ncclSend/ncclRecv (2.7 and later; null before): buffer, count, type, peer, comm, stream.
+  int (*send)(const void*, size_t, int, int, NcclComm, CudaStream) = nullptr;
+  int (*recv)(void*, size_t, int, int, NcclComm, CudaStream) = nullptr;
   int (*groupStart)() = nullptr;
   int (*groupEnd)() = nullptr;
   std::string error(int code) const;  // ncclGetErrorString's text, and ncclGetLastError's

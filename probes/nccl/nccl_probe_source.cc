@@ -1,69 +1,11 @@
 #include "probes/nccl/nccl_probe_source.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include <utility>
 
-#include <cerrno>
-#include <cstdlib>
-#include <cstring>
-#include <filesystem>
-
-#include "core/child_process.h"
 #include "core/log.h"
 #include "core/snapshot.h"
-#include "core/utf8.h"
-#include "core/value_format.h"
-#include "probes/nccl/gpu_holders.h"
-#include "probes/nccl/log_file.h"
-#include "probes/nccl/log_parse.h"
-#include "probes/nccl/log_verdict.h"
-#include "probes/nccl/probe_protocol.h"
-
-extern char** environ;
 
 namespace fabricwatch::probes::nccl {
-namespace {
-
-// One heavy probe at a time in this process (the peer probe will take the same lock).
-std::mutex& heavyProbeLock() {
-  static std::mutex m;
-  return m;
-}
-
-std::string readLog(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  if (fd < 0) return "";
-  std::string out = readLogHeadTail(fd);
-  ::close(fd);
-  return out;
-}
-
-std::vector<std::string> childEnvironment(const NcclProbeOptions& o, const std::string& log) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv = *e;
-    // NCCL's log settings are the probe's own; every other variable (NCCL_* from the DaemonSet,
-    // LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES ...) passes through, unless the config sets it.
-    std::string_view key = kv.substr(0, kv.find('='));
-    if (key.rfind("NCCL_DEBUG", 0) == 0 || o.env.count(std::string(key))) continue;
-    env.emplace_back(kv);
-  }
-  for (const auto& [k, v] : o.env) env.push_back(k + "=" + v);
-  env.push_back("NCCL_DEBUG=INFO");
-  env.push_back("NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,ENV,TUNING");
-  env.push_back("NCCL_DEBUG_FILE=" + log);
-  return env;
-}
-
-core::Value holdersValue(const std::vector<GpuHolder>& hs) {
-  core::Value list = core::Value::list();
-  for (const auto& h : hs)
-    list.push(core::Value::map({{"pid", h.pid}, {"comm", h.comm}, {"device", h.device}}));
-  return list;
-}
-
-}  // namespace
 
 int NcclProbeSource::stateCode(const std::string& s) {
   static const char* kStates[] = {"waiting", "ok",      "skipped", "unavailable",
@@ -85,34 +27,24 @@ core::Collection NcclProbeSource::collect(const core::CollectContext& ctx) {
     v["reason"] = reason;
     return v;
   };
-  if (first_ && !opts_.run_at_start) {
-    first_ = false;
+  bool first = std::exchange(first_, false);
+  if (first && !opts_.run_at_start) {
     local = skipped("waiting",
-                    "the first run is one interval after start (probe.nccl.run_at_start), so "
+                    "the first run is one interval after start (probes.nccl.run_at_start), so "
                     "that a fleet restarted together does not run NCCL at once");
   } else {
-    first_ = false;
-    std::unique_lock lock(heavyProbeLock(), std::try_to_lock);
-    if (!lock.owns_lock()) {
-      local = skipped("skipped", "another NCCL probe of this daemon is running");
+    std::string holder;
+    auto hold = opts_.gate->tryAcquire("the local NCCL probe", &holder);
+    GpuScan scan = hold ? scanForBusyGpus(opts_, ctx.rootfs) : GpuScan{};
+    if (!hold) {
+      local = skipped("skipped", "another NCCL run of this daemon is running: " + holder);
+    } else if (!scan.holders.empty()) {
+      local = skipped("skipped", busyReason(scan));
+      local["gpu_holders"] = holdersValue(scan.holders);
     } else {
-      GpuScan scan;
-      if (opts_.skip_when_busy) {
-        GpuScanOptions so;
-        so.self = ::getpid();
-        so.ignore_comms = opts_.ignore_processes;
-        scan = scanGpuHolders(ctx.rootfs, so);
-      }
-      if (!scan.holders.empty()) {
-        const auto& h = scan.holders.front();
-        local = skipped("skipped", "the GPUs are in use: " + h.comm + " (pid " +
-                                       std::to_string(h.pid) + ") holds " + h.device);
-        local["gpu_holders"] = holdersValue(scan.holders);
-      } else {
-        local = run(ctx);
-        last_run_ = local;
-        local["run_state"] = *local.find("state");
-      }
+      local = run(ctx);
+      last_run_ = local;
+      local["run_state"] = *local.find("state");
     }
   }
   c.facts.setPath("probes.nccl.local", std::move(local));
@@ -120,105 +52,11 @@ core::Collection NcclProbeSource::collect(const core::CollectContext& ctx) {
 }
 
 core::Value NcclProbeSource::run(const core::CollectContext&) {
-  auto started = std::chrono::system_clock::now();
-  core::Value v = core::Value::map();
-  v["last_run"] = core::rfc3339(started);
-  v["last_run_timestamp_seconds"] =
-      std::chrono::duration_cast<std::chrono::seconds>(started.time_since_epoch()).count();
-
-  std::string dir_tmpl =
-      (opts_.log_dir.empty() ? std::filesystem::temp_directory_path().string() : opts_.log_dir) +
-      "/fabricwatch-nccl-XXXXXX";
-  if (!::mkdtemp(dir_tmpl.data())) {
-    v["state"] = "failed";
-    v["reason"] = "cannot create the log directory " + dir_tmpl + ": " + std::strerror(errno);
-    return v;
-  }
-  std::string log_path = dir_tmpl + "/nccl.log";
-
-  ProbeRequest req;
-  req.sizes = opts_.sizes;
-  req.warmup = opts_.warmup;
-  req.iterations = opts_.iterations;
-  req.nccl_library = opts_.nccl_library;
-  if (!opts_.cudart_library.empty()) req.cudart_libraries = {opts_.cudart_library};
-  req.parent = ::getpid();
-
-  core::ChildSpec spec;
-  spec.exe = opts_.exe;
-  spec.argv = {"fabricwatch", std::string(kProbeSubcommand)};
-  spec.env = childEnvironment(opts_, log_path);
-  spec.input = encodeRequest(req);
-  spec.timeout = opts_.timeout;
-  core::ChildResult child = core::runChild(spec);
-  ProbeResult res = parseResult(child.result);
-
-  std::string last_output;
-  if (!child.output.empty()) {
-    std::string_view o = child.output;
-    while (!o.empty() && o.back() == '\n') o.remove_suffix(1);
-    last_output = core::sanitizeUtf8(
-        o.substr(o.rfind('\n') == std::string_view::npos ? 0 : o.rfind('\n') + 1), 300);
-  }
-  switch (child.outcome) {
-    case core::ChildResult::Outcome::kExited:
-      if (!res.state.empty()) {
-        v["state"] = res.state;
-        if (!res.reason.empty()) v["reason"] = res.reason;
-      } else {
-        v["state"] = "failed";
-        v["reason"] = "the probe process " + child.describe() + " without a result" +
-                      (last_output.empty() ? "" : ": " + last_output);
-      }
-      break;
-    case core::ChildResult::Outcome::kSignaled:
-      v["state"] = "crashed";
-      v["reason"] = "the probe process was " + child.describe() +
-                    (last_output.empty() ? "" : "; its last output: " + last_output);
-      break;
-    case core::ChildResult::Outcome::kTimedOut:
-      v["state"] = "timeout";
-      v["reason"] = "the probe process " + child.describe() + " (NCCL hung or was too slow)";
-      break;
-    case core::ChildResult::Outcome::kSpawnFailed:
-      v["state"] = "failed";
-      v["reason"] = "the probe process " + child.describe();
-      break;
-  }
-  v["duration_seconds"] = child.seconds;
-  if (!res.nccl_version.empty()) v["nccl_version"] = res.nccl_version;
-  if (!res.cuda_driver_version.empty()) v["cuda_driver_version"] = res.cuda_driver_version;
-  if (!res.cuda_runtime_version.empty()) v["cuda_runtime_version"] = res.cuda_runtime_version;
-  if (res.gpus >= 0) v["gpus"] = res.gpus;
-  if (res.ranks > 0) v["ranks"] = res.ranks;
-  core::Value env = core::Value::map();
-  for (const auto& [k, val] : opts_.env) env[k] = core::sanitizeUtf8(val, 200);
-  v["env"] = std::move(env);
-
-  // What NCCL itself said about the run: its choices, and the reason of a failure.
-  std::string text = readLog(log_path);
-  LogSummary summary = parseNcclLog(text);
-  if (!text.empty()) v["log"] = factsValue(summary, judge(summary));
-  std::error_code ec;
-  std::filesystem::remove_all(dir_tmpl, ec);
-
-  core::Value results = core::Value::list();
-  for (const auto& r : res.results) {
-    core::Value m = core::Value::map({{"size_bytes", r.bytes},
-                                      {"time_us", r.time_us},
-                                      {"algbw_gbps", r.algbw_gbps},
-                                      {"busbw_gbps", r.busbw_gbps}});
-    if (auto it = summary.allreduce_algorithms.find(r.bytes);
-        it != summary.allreduce_algorithms.end())
-      m["algorithm"] = it->second;
-    results.push(std::move(m));
-  }
-  v["results"] = std::move(results);
-  std::string state = v.find("state")->asString();
-  if (state != "ok" && state != "unavailable")
-    core::log::warn(
-        "nccl_probe", "NCCL probe did not succeed",
-        {{"state", state}, {"reason", v.find("reason") ? v.find("reason")->asString() : ""}});
+  RunOutcome o = runProbe(opts_, baseRequest(opts_));
+  core::Value v = runFacts(o, opts_.env);
+  if (o.state != "ok" && o.state != "unavailable")
+    core::log::warn("nccl_probe", "NCCL probe did not succeed",
+                    {{"state", o.state}, {"reason", o.reason}});
   return v;
 }
 

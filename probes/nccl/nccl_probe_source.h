@@ -4,36 +4,27 @@
 // `fabricwatch __nccl-probe` started through /proc/self/exe, with NCCL_DEBUG=INFO written to a
 // file that the log parser then reads, so the facts say what NCCL really chose, with algbw and
 // busbw per size. It runs with the resource group's recommended NCCL environment (the config's
-// [probe.nccl.env]), so a good run also proves those values work.
+// [probes.nccl.env]), so a good run also proves those values work.
 //
-// It is a heavy probe: one at a time per process, never while another process holds a GPU
-// (/proc/*/fd under the host root), and never in process: a hang is a child killed at its
-// deadline, a crash a child's signal. A skipped run keeps the last run's results.
+// It is a heavy probe: one at a time per process (the HeavyGate it shares with the peer kind),
+// never while another process holds a GPU (/proc/*/fd under the host root), and never in
+// process: a hang is a child killed at its deadline, a crash a child's signal. A skipped run
+// keeps the last run's results.
 
 #include <chrono>
-#include <map>
-#include <mutex>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "core/source.h"
 #include "core/value.h"
+#include "probes/nccl/heavy_gate.h"
+#include "probes/nccl/probe_run.h"
 
 namespace fabricwatch::probes::nccl {
 
-struct NcclProbeOptions {
-  std::string exe = "/proc/self/exe";  // fabricwatch itself
-  std::chrono::milliseconds timeout{180000};
+struct NcclProbeOptions : RunSettings {
   bool run_at_start = false;
-  std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{256} << 20};
-  int warmup = 5;
-  int iterations = 20;
-  std::string nccl_library = "libnccl.so.2";
-  std::string cudart_library;  // "" = the usual sonames
-  bool skip_when_busy = true;
-  std::vector<std::string> ignore_processes;
-  std::map<std::string, std::string> env;  // NCCL_* for the child, over the daemon's own
-  std::string log_dir;                     // "" = $TMPDIR or /tmp
+  std::shared_ptr<HeavyGate> gate = HeavyGate::process();
 };
 
 class NcclProbeSource : public core::Source {

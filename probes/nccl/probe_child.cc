@@ -67,6 +67,7 @@ bool unhex(const std::string& s, NcclUniqueId& id) {
 // One device's share of a run.
 struct Rank {
   int device = 0;
+  int rank = 0;  // in the communicator
   NcclComm comm = nullptr;
   CudaStream stream = nullptr;
   void* send = nullptr;
@@ -93,11 +94,22 @@ void measure(const CudaApi& cuda, const NcclApi& nccl, const ProbeRequest& req,
       break;
     }
   }
+  const bool send_recv = req.operation == "send_recv";
+  // One iteration of the operation for every rank of this process, grouped. send_recv is
+  // nccl-tests' sendrecv: each rank sends its buffer to the next rank and receives from the
+  // previous one.
   auto iteration = [&](uint64_t bytes) -> int {
     int rc = nccl.groupStart();
     for (auto& r : ranks) {
       if (rc != kNcclSuccess) break;
-      rc = nccl.allReduce(r.send, r.recv, bytes / 4, kNcclFloat32, kNcclSum, r.comm, r.stream);
+      if (send_recv) {
+        rc = nccl.send(r.send, bytes / 4, kNcclFloat32, (r.rank + 1) % nranks, r.comm, r.stream);
+        if (rc == kNcclSuccess)
+          rc = nccl.recv(r.recv, bytes / 4, kNcclFloat32, (r.rank + nranks - 1) % nranks, r.comm,
+                         r.stream);
+      } else {
+        rc = nccl.allReduce(r.send, r.recv, bytes / 4, kNcclFloat32, kNcclSum, r.comm, r.stream);
+      }
     }
     int end = nccl.groupEnd();
     return rc != kNcclSuccess ? rc : end;
@@ -120,7 +132,8 @@ void measure(const CudaApi& cuda, const NcclApi& nccl, const ProbeRequest& req,
     int se = rc == kNcclSuccess ? sync() : kCudaSuccess;
     double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     if (rc != kNcclSuccess) {
-      fail("ncclAllReduce (" + std::to_string(bytes) +
+      fail(std::string(send_recv ? "ncclSend/ncclRecv (" : "ncclAllReduce (") +
+           std::to_string(bytes) +
            " bytes): " + (rc < 0 ? std::string("CUDA error") : nccl.error(rc)));
       break;
     }
@@ -132,7 +145,7 @@ void measure(const CudaApi& cuda, const NcclApi& nccl, const ProbeRequest& req,
     s.bytes = bytes;
     s.time_us = secs / req.iterations * 1e6;
     s.algbw_gbps = static_cast<double>(bytes) / (s.time_us * 1e-6) / 1e9;
-    s.busbw_gbps = allReduceBusBw(s.algbw_gbps, nranks);
+    s.busbw_gbps = busBw(req.operation, s.algbw_gbps, nranks);
     res.results.push_back(s);
   }
   for (auto& r : ranks) {
@@ -149,15 +162,23 @@ void measure(const CudaApi& cuda, const NcclApi& nccl, const ProbeRequest& req,
   if (res.state.empty()) res.state = "ok";
 }
 
+std::string testModeName() {
+  const char* m = std::getenv(std::string(kTestModeEnv).c_str());
+  return m ? m : "";
+}
+
+[[noreturn]] void hangUntilKilled() {
+  while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
 // Test-only behaviours (kTestModeEnv), so that the runner's timeout and crash handling and the
 // daemon's isolation can be tested on a machine without a GPU.
 void testMode(int out) {
-  const char* m = std::getenv(std::string(kTestModeEnv).c_str());
-  if (!m) return;
-  std::string mode = m;
+  std::string mode = testModeName();
+  if (mode.empty()) return;
   if (mode == "hang") {
     writeAll(out, "state=");  // a partial line, as a child stuck mid-write leaves
-    while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    hangUntilKilled();
   }
   if (mode == "crash") std::abort();
   if (mode == "flood") {
@@ -208,6 +229,37 @@ int runProbeChild() {
     res.cuda_runtime_version = cudaVersionString(v);
   if (cuda.driverGetVersion(&v) == kCudaSuccess && v > 0)  // 0: no driver installed
     res.cuda_driver_version = cudaVersionString(v);
+  // A rank run makes (rank 0) or takes the unique id first: ncclGetUniqueId needs no GPU, so
+  // the exchange between the two nodes runs even where the device check below fails.
+  NcclUniqueId id{};
+  if (req->mode == "rank") {
+    if (req->operation == "send_recv" && (!nccl.send || !nccl.recv)) {
+      res.state = "unavailable";
+      res.reason = "NCCL " + res.nccl_version + " has no ncclSend/ncclRecv (2.7 and later)";
+      return report();
+    }
+    if (req->unique_id.empty()) {
+      if (req->rank != 0) {
+        res.state = "failed";
+        res.reason = "rank " + std::to_string(req->rank) + " needs the unique id of rank 0";
+        return report();
+      }
+      if (int rc = nccl.getUniqueId(&id); rc != kNcclSuccess) {
+        res.state = "failed";
+        res.reason = "ncclGetUniqueId: " + nccl.error(rc);
+        return report();
+      }
+      res.unique_id = hex(id);
+      writeAll(out, "unique_id=" + res.unique_id + "\n");  // first, so the peer can join
+    } else if (!unhex(req->unique_id, id)) {
+      res.state = "failed";
+      res.reason = "unique_id is not 256 hex digits";
+      return report();
+    } else {
+      res.unique_id = req->unique_id;
+    }
+  }
+  if (testModeName() == "hang_in_init") hangUntilKilled();
   int count = 0;
   if (int e = cuda.getDeviceCount(&count); e != kCudaSuccess) {
     res.state = "unavailable";
@@ -231,35 +283,24 @@ int runProbeChild() {
       res.reason = "ncclCommInitAll: " + nccl.error(rc);
       return report();
     }
-    for (int i = 0; i < count; ++i) ranks.push_back(Rank{i, comms[static_cast<size_t>(i)]});
+    for (int i = 0; i < count; ++i) ranks.push_back(Rank{i, i, comms[static_cast<size_t>(i)]});
     nranks = count;
   } else {
-    if (req->device >= count) {
+    if (count < 1) {
       res.state = "unavailable";
-      res.reason = "device " + std::to_string(req->device) + " does not exist (" +
+      res.reason = "no GPU (cudaGetDeviceCount found 0)";
+      return report();
+    }
+    int device = req->rotate_device ? req->device % count : req->device;
+    if (device >= count) {
+      res.state = "unavailable";
+      res.reason = "device " + std::to_string(device) + " does not exist (" +
                    std::to_string(count) + " GPUs)";
       return report();
     }
-    cuda.setDevice(req->device);
-    NcclUniqueId id{};
-    if (req->unique_id.empty()) {
-      if (req->rank != 0) {
-        res.state = "failed";
-        res.reason = "rank " + std::to_string(req->rank) + " needs the unique id of rank 0";
-        return report();
-      }
-      if (int rc = nccl.getUniqueId(&id); rc != kNcclSuccess) {
-        res.state = "failed";
-        res.reason = "ncclGetUniqueId: " + nccl.error(rc);
-        return report();
-      }
-      writeAll(out, "unique_id=" + hex(id) + "\n");  // first, so the peer can join
-    } else if (!unhex(req->unique_id, id)) {
-      res.state = "failed";
-      res.reason = "unique_id is not 256 hex digits";
-      return report();
-    }
-    Rank r{req->device};
+    res.device = device;
+    cuda.setDevice(device);
+    Rank r{device, req->rank};
     if (int rc = nccl.commInitRank(&r.comm, req->nranks, id, req->rank); rc != kNcclSuccess) {
       res.state = "failed";
       res.reason = "ncclCommInitRank: " + nccl.error(rc);

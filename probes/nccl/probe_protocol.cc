@@ -57,14 +57,15 @@ std::string fmt(double v) {
 
 std::string encodeRequest(const ProbeRequest& r) {
   std::ostringstream o;
-  o << "mode=" << r.mode << "\nsizes=";
+  o << "mode=" << r.mode << "\noperation=" << r.operation << "\nsizes=";
   for (size_t i = 0; i < r.sizes.size(); ++i) o << (i ? "," : "") << r.sizes[i];
   o << "\nwarmup=" << r.warmup << "\niterations=" << r.iterations
     << "\nnccl_library=" << r.nccl_library << "\ncudart_libraries=";
   for (size_t i = 0; i < r.cudart_libraries.size(); ++i)
     o << (i ? "," : "") << r.cudart_libraries[i];
   o << "\nrank=" << r.rank << "\nnranks=" << r.nranks << "\ndevice=" << r.device
-    << "\nunique_id=" << r.unique_id << "\nparent=" << r.parent << "\n";
+    << "\nrotate_device=" << (r.rotate_device ? 1 : 0) << "\nunique_id=" << r.unique_id
+    << "\nparent=" << r.parent << "\n";
   return o.str();
 }
 
@@ -79,6 +80,12 @@ std::optional<ProbeRequest> parseRequest(std::string_view text, std::string& err
     if (k == "mode") {
       r.mode = std::string(v);
       if (r.mode != "local" && r.mode != "rank") error = "mode must be local or rank";
+    } else if (k == "operation") {
+      r.operation = std::string(v);
+      if (!validOperation(r.operation)) error = "operation must be all_reduce or send_recv";
+    } else if (k == "rotate_device") {
+      if (v != "0" && v != "1") error = "rotate_device must be 0 or 1";
+      r.rotate_device = v == "1";
     } else if (k == "sizes") {
       r.sizes.clear();
       for (auto s : split(v, ',')) {
@@ -127,6 +134,8 @@ std::string encodeResult(const ProbeResult& r) {
     o << "cuda_runtime_version=" << r.cuda_runtime_version << "\n";
   if (r.gpus >= 0) o << "gpus=" << r.gpus << "\n";
   if (r.ranks > 0) o << "ranks=" << r.ranks << "\n";
+  if (r.device >= 0) o << "device=" << r.device << "\n";
+  if (r.unique_id.size() == 256) o << "unique_id=" << r.unique_id << "\n";
   for (const auto& s : r.results)
     o << "result=" << s.bytes << " " << fmt(s.time_us) << " " << fmt(s.algbw_gbps) << " "
       << fmt(s.busbw_gbps) << "\n";
@@ -150,8 +159,11 @@ ProbeResult parseResult(std::string_view text) {
       number(v, r.gpus);
     } else if (k == "ranks") {
       number(v, r.ranks);
+    } else if (k == "device") {
+      number(v, r.device);
     } else if (k == "unique_id") {
-      if (v.size() == 256) r.unique_id = core::sanitizeUtf8(v, 256);
+      if (v.size() == 256 && v.find_first_not_of("0123456789abcdef") == std::string_view::npos)
+        r.unique_id = std::string(v);
     } else if (k == "result" && r.results.size() < kMaxSizes) {
       auto f = split(v, ' ');
       SizeResult s;
@@ -166,6 +178,14 @@ ProbeResult parseResult(std::string_view text) {
 double allReduceBusBw(double algbw, int ranks) {
   if (ranks <= 0) return 0;
   return algbw * 2.0 * (ranks - 1) / ranks;
+}
+
+double busBw(std::string_view operation, double algbw, int ranks) {
+  return operation == "send_recv" ? algbw : allReduceBusBw(algbw, ranks);
+}
+
+bool validOperation(std::string_view operation) {
+  return operation == "all_reduce" || operation == "send_recv";
 }
 
 }  // namespace fabricwatch::probes::nccl

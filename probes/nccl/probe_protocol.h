@@ -9,6 +9,8 @@
 // takes rank, nranks, device and the unique id (rank 0 creates the id when none is given and
 // reports it first, as a `unique_id=` line, so that its caller can pass it to the peer while the
 // child waits in ncclCommInitRank). The peer probe starts the same subcommand on both nodes.
+// ncclGetUniqueId needs no GPU (it opens NCCL's bootstrap socket), so rank 0 reports a real id
+// before it looks for a device: on a node without a GPU the exchange still runs for real.
 
 #include <cstdint>
 #include <optional>
@@ -19,12 +21,15 @@
 namespace fabricwatch::probes::nccl {
 
 inline constexpr std::string_view kProbeSubcommand = "__nccl-probe";
-// Test-only: set in the child's environment to "hang" (sleep until killed), "crash" (abort)
-// or "flood" (write past the result limit). Harmless: it only changes what the child does.
+// Test-only: set in the child's environment to "hang" (sleep until killed), "crash" (abort),
+// "flood" (write past the result limit) or "hang_in_init" (after the libraries loaded and the
+// unique id was made or taken, sleep until killed: NCCL stuck in ncclCommInitRank waiting for
+// a peer). Harmless: it only changes what the child does.
 inline constexpr std::string_view kTestModeEnv = "FABRICWATCH_NCCL_PROBE_TEST_MODE";
 
 struct ProbeRequest {
   std::string mode = "local";                         // local | rank
+  std::string operation = "all_reduce";               // all_reduce | send_recv (rank mode)
   std::vector<uint64_t> sizes = {1 << 20, 64 << 20};  // bytes per rank, as nccl-tests' -b/-e
   int warmup = 5;
   int iterations = 20;
@@ -35,7 +40,8 @@ struct ProbeRequest {
   int rank = 0;
   int nranks = 1;
   int device = 0;
-  std::string unique_id;  // 256 hex digits; empty on rank 0: create one
+  bool rotate_device = false;  // use device % (GPUs of the node): the caller counts runs
+  std::string unique_id;       // 256 hex digits; empty on rank 0: create one
   // The daemon's PID: the child asks the kernel to kill it when its parent dies, and exits at
   // once if the parent is already gone (0: not checked).
   int64_t parent = 0;
@@ -45,7 +51,7 @@ struct SizeResult {
   uint64_t bytes = 0;
   double time_us = 0;     // per iteration, averaged over `iterations`
   double algbw_gbps = 0;  // bytes / time, 1e9 bytes per second (nccl-tests' GB/s)
-  double busbw_gbps = 0;  // algbw * 2(n-1)/n for all-reduce
+  double busbw_gbps = 0;  // algbw * 2(n-1)/n for all-reduce, algbw for send/recv
 };
 
 struct ProbeResult {
@@ -57,7 +63,8 @@ struct ProbeResult {
   std::string cuda_runtime_version;  // "12.4"
   int64_t gpus = -1;                 // cudaGetDeviceCount
   int64_t ranks = 0;                 // ranks in the communicator
-  std::string unique_id;             // rank 0 of a rank run
+  int64_t device = -1;               // the GPU a rank run used
+  std::string unique_id;             // a rank run's: made (rank 0) or joined (others)
   std::vector<SizeResult> results;
 };
 
@@ -72,5 +79,9 @@ ProbeResult parseResult(std::string_view text);
 
 // All-reduce bus bandwidth as nccl-tests defines it: algbw * 2(n-1)/n.
 double allReduceBusBw(double algbw, int ranks);
+// Bus bandwidth of `operation` as nccl-tests defines it: all_reduce as above, send_recv algbw
+// (each rank sends and receives its buffer once).
+double busBw(std::string_view operation, double algbw, int ranks);
+bool validOperation(std::string_view operation);
 
 }  // namespace fabricwatch::probes::nccl

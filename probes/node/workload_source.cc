@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <map>
 
 #include "core/snapshot.h"
+#include "probes/nccl/log_verdict.h"
 #include "probes/node/fact_reader.h"
 #include "probes/node/host_parse.h"
 #include "probes/node/nccl_source.h"
@@ -138,6 +140,26 @@ void WorkloadSource::renderMetrics(const core::Snapshot& snapshot,
                              "Processes with libnccl or libfabric mapped (at most 64 reported).");
   core::addSample(f, {}, static_cast<double>(wl->size()));
   out.push_back(std::move(f));
+
+  // Per node, not per process: the jobs' own NCCL verdicts counted by what NCCL chose, so that
+  // "a job on this node runs NCCL over sockets" is one bounded series (at most 9 x 4).
+  std::map<std::pair<std::string, std::string>, int> verdicts;
+  for (const auto& w : wl->asList()) {
+    const core::Value* log = w.find("nccl_log");
+    if (!log || !log->isMap()) continue;
+    const core::Value* t = log->find("inter_node_transport");
+    const core::Value* g = log->find("gdr");
+    ++verdicts[{nccl::transportLabel(t && t->isString() ? t->asString() : ""),
+                nccl::gdrLabel(g && g->isString() ? g->asString() : "")}];
+  }
+  auto n = core::gaugeFamily(
+      "fabricwatch_workload_nccl_logs",
+      "Reported workloads whose own NCCL log (NCCL_DEBUG_FILE) was read, by what NCCL chose: "
+      "inter_node_transport (ib, roce, efa, ofi, socket, collnet, other, none, unknown) and gdr "
+      "(GPUDirect RDMA on, off, partial, unknown).");
+  for (const auto& [k, count] : verdicts)
+    core::addSample(n, {{"inter_node_transport", k.first}, {"gdr", k.second}}, count);
+  if (!verdicts.empty()) out.push_back(std::move(n));
 }
 
 }  // namespace fabricwatch::probes::node

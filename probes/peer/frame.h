@@ -35,7 +35,15 @@ enum class FrameType : uint8_t {
   kEchoRequest = 1,
   kEchoReply = 2,
   kDeclined = 3,
-  // 16..31: the fabric (libfabric) probe. 32..47: the NCCL probe.
+  // 16..31: the fabric (libfabric) probe.
+  // 32..47: the NCCL probe (nccl_messages.h): join a run as rank 1 with rank 0's unique id, the
+  // state of that run on the peer's side, cancel it.
+  kNcclRunRequest = 32,
+  kNcclRunReply = 33,
+  kNcclStatusRequest = 34,
+  kNcclStatusReply = 35,
+  kNcclCancelRequest = 36,
+  kNcclCancelReply = 37,
   // 240..255: never sent by fabricwatch itself; free for tests and experiments.
   kPrivateFirst = 240,
 };

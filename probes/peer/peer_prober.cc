@@ -254,11 +254,17 @@ void PeerProber::runRound(uint64_t round) {
     ctx[i] = context(who.at(addr));
     for (size_t k : concurrent) results[k][i] = probeOne(kinds_[k], ctx[i]);
   });
-  // Exclusive kinds: alone, one peer at a time, while the round's interval has room.
+  // Exclusive kinds: alone, one peer at a time, while the round's interval has room (or, for a
+  // kind that may overrun it, its first peer regardless), up to the kind's peers per run.
   for (size_t k : exclusive) {
+    const ProbeSchedule& sch = kinds_[k].schedule;
+    size_t ran = 0;
     for (size_t i = 0; i < peers.size() && !stop_requested_; ++i) {
-      if (Clock::now() + kinds_[k].schedule.timeout > t0 + opts_.interval) break;
+      if (sch.max_peers && ran >= sch.max_peers) break;
+      bool room = Clock::now() + sch.timeout <= t0 + opts_.interval;
+      if (!room && !(sch.overrun && ran == 0)) break;
       results[k][i] = probeOne(kinds_[k], ctx[i]);
+      ran += results[k][i] != nullptr;
     }
   }
   if (stop_requested_) return;  // a partial round is not a result
@@ -327,7 +333,7 @@ void PeerProber::publish() {
   v->knock_failures_total = knock_failures_total_;
   for (const auto& [_, r] : records_) v->peers.push_back(r);
   for (const auto& k : kinds_) {
-    KindView kv{k.kind, {}, k.totals};
+    KindView kv{k.kind, {}, k.totals, nullptr};
     for (const auto& [_, p] : k.latest) kv.results.push_back(p);
     v->kinds.push_back(std::move(kv));
   }
@@ -342,6 +348,7 @@ std::shared_ptr<const MeshView> PeerProber::view() const {
     round = published_;
   }
   auto v = std::make_shared<MeshView>(*round);
+  for (auto& k : v->kinds) k.server = k.kind->serverState();
   v->members = membership_->members();
   v->channel = server_.stats();
   v->port = server_.port();

@@ -37,6 +37,13 @@ struct ProbeSchedule {
   // timeout; the peers it had no time for wait for its next run.
   bool exclusive = false;
   std::chrono::milliseconds timeout{1000};  // per peer: PeerContext::deadline
+  // At most this many peers per run (0: every selected peer the round has room for).
+  size_t max_peers = 0;
+  // Exclusive kinds whose timeout is longer than the round interval (an NCCL run: minutes, in
+  // 10-second rounds) would never find room: with `overrun` the first peer of a run starts
+  // anyway. That round then ends late, and the rounds it covered are skipped (tcp and dns keep
+  // their last results meanwhile).
+  bool overrun = false;
 };
 
 // Who a peer is, as the mesh knows it when (and after) a kind probes it.
@@ -94,6 +101,8 @@ struct KindView {
   std::shared_ptr<const ProbeKind> kind;
   std::vector<PeerProbe> results;
   std::shared_ptr<const ProbeTotals> totals;  // null when the kind keeps none
+  // What the kind served other nodes (ProbeKind::serverState), taken with the view.
+  std::shared_ptr<const ProbeTotals> server;
 };
 
 class ProbeKind {
@@ -120,6 +129,11 @@ class ProbeKind {
   virtual std::shared_ptr<const ProbeTotals> account(const std::vector<PeerProbe>& run) {
     return nullptr;
   }
+
+  // What the kind's handlers did for other nodes (sessions served, by result), as an immutable
+  // value: read whenever a view is taken, like the channel's counters, so that the side a node
+  // serves shows within a scrape and not only after its own next run. Never blocks.
+  virtual std::shared_ptr<const ProbeTotals> serverState() const { return nullptr; }
 
   // Rendering, from the view alone (called on scrapes: never probe, never block).
   virtual core::Value facts(const KindView& view) const = 0;  // probes.<name>

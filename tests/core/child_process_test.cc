@@ -8,11 +8,14 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/paths.h"
+#include "tests/support/proc_table.h"
 
 namespace fabricwatch::core {
 namespace {
@@ -42,24 +45,7 @@ bool alive(pid_t pid) {
   return std::filesystem::exists("/proc/" + std::to_string(pid));
 }
 
-// Children of this process that have exited but were not reaped.
-int zombieChildren() {
-  int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    // pid (comm) state ppid ...: comm may hold spaces, so parse after the last ')'.
-    size_t rp = line.rfind(')');
-    if (rp == std::string::npos) continue;
-    std::istringstream rest(line.substr(rp + 2));
-    char state = 0;
-    pid_t ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == ::getpid() && state == 'Z') ++n;
-  }
-  return n;
-}
+int zombieChildren() { return testing::zombieChildren(::getpid()); }
 
 TEST(ChildProcessTest, ExitCodeOutputAndInput) {
   auto s = shell("cat >&3; echo to-stdout; echo to-stderr >&2; exit 3");
@@ -158,6 +144,43 @@ TEST(ChildProcessTest, SpawnFailureIsReported) {
   auto r = runChild(s);
   EXPECT_EQ(r.outcome, ChildResult::Outcome::kSpawnFailed);
   EXPECT_NE(r.describe().find("No such file"), std::string::npos) << r.describe();
+}
+
+TEST(ChildProcessTest, CancelFromAnotherThreadKillsTheChildAtOnce) {
+  std::atomic<bool> cancel{false};
+  auto s = probeChild("hang", 120s);
+  s.cancel = &cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(300ms);
+    cancel = true;
+  });
+  auto r = runChild(s);
+  canceller.join();
+  ASSERT_EQ(r.outcome, ChildResult::Outcome::kCancelled) << r.describe();
+  EXPECT_EQ(r.signal, SIGKILL);
+  EXPECT_TRUE(r.reaped);
+  EXPECT_LT(r.seconds, 60.0) << "cancelled, not timed out";
+  EXPECT_NE(r.describe().find("cancelled after"), std::string::npos) << r.describe();
+  EXPECT_FALSE(alive(r.pid));
+  EXPECT_EQ(zombieChildren(), 0);
+}
+
+TEST(ChildProcessTest, CancelFromTheResultLineCallback) {
+  // As the NCCL peer probe does when the peer declines the unique id it was just sent.
+  std::atomic<bool> cancel{false};
+  auto s = shell("echo unique_id=abc >&3; exec sleep 300", 120s);
+  s.cancel = &cancel;
+  std::string seen;
+  s.on_result_line = [&](std::string_view line) {
+    seen = std::string(line);
+    cancel = true;
+  };
+  auto r = runChild(s);
+  EXPECT_EQ(seen, "unique_id=abc");
+  ASSERT_EQ(r.outcome, ChildResult::Outcome::kCancelled) << r.describe();
+  EXPECT_LT(r.seconds, 60.0);
+  EXPECT_FALSE(alive(r.pid));
+  EXPECT_EQ(zombieChildren(), 0);
 }
 
 TEST(ChildProcessTest, ManyRunsLeaveNoZombies) {

@@ -7,12 +7,15 @@ run here. The test
 1. runs every dashboard query and template-variable query (variables substituted) and every
    recording rule against that Prometheus, and fails if one never returns data;
 2. injects faults (a port DOWN, a link error counter rising, a flapping link, EFA retransmits,
-   a GPU link at x8, a policy violation, a failing source, failed config and policy reloads,
+   a GPU link at x8, a job's NCCL log without GPUDirect RDMA, a policy violation, a failing
+   source, failed config and policy reloads,
    a peer cut off, a missed secret rotation, a broken discovery file, a pending member and, when a
    private network namespace is available, a DNS failure), asserts through Prometheus' HTTP
    API and the webhook that the matching alerts fire, repairs, and asserts they resolve;
-3. checks that every alert fired at some point, except the two that need a state no live
-   instance can be put in (listed in NOT_REPRODUCED; promtool tests cover them).
+3. checks that every alert fired at some point, except those that need a state no live
+   instance here can be put in (listed in NOT_REPRODUCED with why; promtool tests cover
+   them). Likewise the dashboard queries that need a GPU (NCCL bandwidth) are listed one by
+   one in NEEDS_GPU; a listed query that does return data, or names no panel, is an error.
 
 Time: the shipped rules run 60 times faster: in a copy of the rule files, every `for:` and
 every range selector in minutes or hours is divided by 60 (`for: 5m` -> `for: 5s`,
@@ -56,6 +59,33 @@ DEADLINE = float(os.environ.get("FW_OBSERVE_E2E_DEADLINE", "90"))  # seconds per
 NOT_REPRODUCED = {
     "FabricwatchAbsent": "needs Prometheus to have no fabricwatch target at all",
     "FabricwatchSnapshotStale": "needs a wedged pipeline behind a live HTTP server",
+    "FabricwatchNcclBusbwBelowFloor": "needs GPUs: NCCL's bandwidth exists only after NCCL "
+                                      "ran on them",
+}
+# Dashboard queries that cannot return data on a machine without a GPU, named one by one
+# (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL
+# query (the jobs' own NCCL verdicts, the runs' outcomes and transports) is run for real: the
+# probe child ends "unavailable" here, after a real unique-id exchange between two instances.
+NEEDS_GPU = {
+    ("performance.json", "NCCL bus bandwidth between nodes (worst pair)", "A"):
+        "fabricwatch_probe_nccl_peer_busbw_bytes_per_second: a run that measured",
+    ("performance.json", "NCCL local all-reduce bus bandwidth (worst node)", "A"):
+        "fabricwatch_nccl_probe_busbw_bytes_per_second: a run that measured",
+}
+# NCCL probes on two instances (the child's test mode makes broken's crash): their runs with
+# peers, the runs they serve and broken's failing local run are real data for the panels
+# and alerts.
+NCCL_PROBES = """\
+[probes.nccl]
+enabled = true
+run_at_start = true
+interval = "4s"
+timeout = "3s"
+sizes = ["1MiB"]
+"""
+NODE_CONFIG = {
+    "ib": NCCL_PROBES,
+    "broken": NCCL_PROBES + '[probes.nccl.env]\nFABRICWATCH_NCCL_PROBE_TEST_MODE = "crash"\n',
 }
 # Instances: name, fixture, expected (derived) resource group.
 NODES = [("p5", "p5_efa", "efa"), ("ib", "ib_ndr", "infiniband"),
@@ -405,7 +435,9 @@ grace_period = "2s"
 [policy]
 paths = ["{os.path.join(self.dir, 'policies')}"]
 reload_interval = "1s"
-""" + OPT_IN.get(self.name, "")
+[collect.sources.workloads]
+enabled = true
+""" + NODE_CONFIG.get(self.name, "") + OPT_IN.get(self.name, "")
 
     def sysfs(self, device, rel):
         return os.path.join(os.path.realpath(
@@ -666,6 +698,13 @@ class Lab:
               {"alertname": "FabricwatchEfaUnresponsiveRemote", "instance": p5.instance,
                "device": "rdmap20s0"})
 
+        # p5's training job: its own NCCL log now shows RoCE without GPUDirect RDMA.
+        job_log = os.path.join(p5.root, "containers/trainer/var/log/nccl/trainer-0.17.log")
+        fault("p5: the job's NCCL log shows GPUDirect RDMA off",
+              *swap(job_log, read(os.path.join(SOURCE, "tests/fixtures/nccl_logs/gdr_disabled.log"))),
+              {"alertname": "FabricwatchNcclWithoutGpuDirectRdma", "instance": p5.instance,
+               "source": "workload"})
+
         # The secret rotation (rotate_secret()) missed p5: it reaches none of its peers.
         fault("p5: missed the secret rotation", lambda: None, lambda: (
                   write(p5.secret, ROTATED_SECRET + "\n"), p5.process.send_signal(signal.SIGHUP)),
@@ -755,11 +794,14 @@ class Lab:
         return out, bumper
 
     def standing(self):
-        """Alerts the unrepaired fixtures (broken, roce's memlock limit) fire all along; checked
-        at the end, since roce is stopped during the faults."""
+        """Alerts the unrepaired fixtures (broken, roce's memlock limit and its job over
+        sockets, broken's crashing NCCL probe) fire all along; checked at the end, since roce
+        is stopped during the faults."""
         b, r = self.nodes["broken"].instance, self.nodes["roce"].instance
         return [dict(alertname="Fabricwatch" + name, instance=instance, **labels)
                 for name, instance, labels in [
+                    ("NcclOverSocket", r, {"source": "workload"}),
+                    ("NcclProbeFailing", b, {"probe": "local"}),
                     ("RdmaPortNotActive", b, {"device": "mlx5_3"}),
                     ("CriticalViolation", b, {"rule": "gpudirect-rdma"}),
                     ("CriticalViolation", r, {"rule": "memlock-sufficient"}),
@@ -810,13 +852,26 @@ def run(lab):
     log(f"the {len(lab.standing())} alerts of the unrepaired fixtures fire "
         f"({time.monotonic() - t0:.1f}s)")
 
+    exempt = dict(NEEDS_GPU)
     for path in sorted(glob.glob(os.path.join(SOURCE, "deploy/grafana/dashboards/*.json"))):
         d = json.load(open(path))
+        name = os.path.basename(path)
         for p in d["panels"]:
             for t in p.get("targets", []):
-                if (os.path.basename(path), p["id"], t["refId"]) not in panels_ok:
-                    problems.add(f"{os.path.basename(path)}: panel {p['title']!r} query "
+                key = (name, p["title"], t["refId"])
+                if (name, p["id"], t["refId"]) in panels_ok:
+                    if key in exempt:
+                        problems.add(f"{name}: panel {p['title']!r} query {t['refId']} is in "
+                                     "NEEDS_GPU but returned data: take it off the list")
+                elif key in exempt:
+                    log(f"needs a GPU, not run for data here: {name} {p['title']!r} "
+                        f"{t['refId']} ({exempt[key]})")
+                else:
+                    problems.add(f"{name}: panel {p['title']!r} query "
                                  f"{t['refId']} never returned data: {t['expr']}")
+                exempt.pop(key, None)
+    for key in exempt:
+        problems.add(f"NEEDS_GPU names {key}, which no dashboard has")
     for r in records:
         if r not in records_ok:
             problems.add(f"recording rule {r} never returned data")

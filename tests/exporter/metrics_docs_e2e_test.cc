@@ -257,5 +257,48 @@ TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {
   EXPECT_TRUE(seen.count("fabricwatch_peer_members"));
 }
 
+TEST(MetricsDocsE2ETest, NcclKindAndWorkloadFamiliesAreDocumentedExactly) {
+  // Two daemons with NCCL peer runs every other round and the workloads source on (roce_v2's
+  // job has an NCCL log): whatever this machine has (no GPU here), every run ends in a state
+  // and every family is served.
+  TempDir tmp;
+  std::string secret = tmp.write("secret", "0123456789abcdef0123456789abcdef\n");
+  std::string cfg = tmp.write("fabricwatch.toml",
+                              "[collect.sources.workloads]\nenabled = true\n"
+                              "[probes.dns]\nenabled = false\n"
+                              "[probes.nccl]\nenabled = true\nlocal = false\ninterval = \"1s\"\n"
+                              "timeout = \"800ms\"\nsizes = [\"1MiB\"]\n");
+  int pa = freePort(), pb = freePort();
+  auto peer = [&](int own, int other, const char* name) {
+    return startDaemon(
+        {"--config.file=" + cfg, "--path.rootfs=" + sourceDir() + "/tests/fixtures/roce_v2",
+         "--peer.listen-address=127.0.0.1:" + std::to_string(own),
+         "--peers=127.0.0.1:" + std::to_string(other), "--peer.secret-file=" + secret,
+         std::string("--node.name=") + name, "--probe.interval=200ms"});
+  };
+  auto a = peer(pa, pb, "a");
+  auto b = peer(pb, pa, "b");
+  ASSERT_GT(a.port, 0) << a.process->stderrText();
+  ASSERT_GT(b.port, 0) << b.process->stderrText();
+  std::string body;
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < end) {
+    auto m = a.get("/metrics");
+    if (m && m->body.find("fabricwatch_probe_nccl_peer_state{") != std::string::npos &&
+        m->body.find("fabricwatch_workload_nccl_logs{") != std::string::npos) {
+      body = m->body;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_FALSE(body.empty()) << a.process->stderrText();
+  auto seen = checkAgainstDocs(body, "a daemon with NCCL peer runs");
+  for (const char* f :
+       {"fabricwatch_probe_nccl_runs_total", "fabricwatch_probe_nccl_served_total",
+        "fabricwatch_probe_nccl_peer_state", "fabricwatch_probe_nccl_last_run_timestamp_seconds",
+        "fabricwatch_probe_nccl_peer_busbw_bytes_per_second", "fabricwatch_workload_nccl_logs"})
+    EXPECT_TRUE(seen.count(f)) << f;
+}
+
 }  // namespace
 }  // namespace fabricwatch::testing

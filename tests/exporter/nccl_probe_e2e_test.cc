@@ -1,7 +1,7 @@
 // End-to-end: the NCCL probe inside `fabricwatch serve`. A probe that hangs never holds up a
 // scrape or a shutdown, and dies with the daemon; a timeout and a crash are reported as such;
 // with the real libnccl and no GPU the probe says why it cannot run. The child's test modes
-// (FABRICWATCH_NCCL_PROBE_TEST_MODE, passed through [probe.nccl.env]) stand in for NCCL.
+// (FABRICWATCH_NCCL_PROBE_TEST_MODE, passed through [probes.nccl.env]) stand in for NCCL.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -24,11 +24,11 @@ using Clock = std::chrono::steady_clock;
 
 std::string config(const std::string& timeout, const std::string& test_mode) {
   std::string c =
-      "[probe.nccl]\nenabled = true\nrun_at_start = true\ninterval = \"10m\"\n"
+      "[probes.nccl]\nenabled = true\nrun_at_start = true\ninterval = \"10m\"\n"
       "timeout = \"" +
       timeout + "\"\nsizes = [\"1MiB\"]\n";
   if (!test_mode.empty())
-    c += "[probe.nccl.env]\nFABRICWATCH_NCCL_PROBE_TEST_MODE = \"" + test_mode + "\"\n";
+    c += "[probes.nccl.env]\nFABRICWATCH_NCCL_PROBE_TEST_MODE = \"" + test_mode + "\"\n";
   return c;
 }
 

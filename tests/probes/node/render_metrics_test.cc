@@ -62,6 +62,26 @@ TEST(RenderMetricsTest, FamiliesAreUniqueOnEveryFixture) {
   }
 }
 
+TEST(RenderMetricsTest, WorkloadNcclVerdictsPerNodeNotPerProcess) {
+  // roce_v2's job fell back to sockets: one series says so, without the job's PID.
+  auto m = renderAll(collectFixture("roce_v2").facts);
+  EXPECT_EQ(value(m, "fabricwatch_workload_nccl_logs",
+                  {{"inter_node_transport", "socket"}, {"gdr", "off"}}),
+            1);
+  const auto* f = family(m, "fabricwatch_workload_nccl_logs");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(f->metric.size(), 1u);
+  EXPECT_EQ(f->metric[0].label.size(), 2u);
+  // Labels only ever carry the verdict's own values.
+  core::Value facts = collectFixture("roce_v2").facts;
+  facts["workloads"].asList()[0]["nccl_log"]["inter_node_transport"] = "a\nmade-up value";
+  auto odd = renderAll(facts);
+  EXPECT_EQ(value(odd, "fabricwatch_workload_nccl_logs", {{"inter_node_transport", "unknown"}}), 1);
+  // Without logs (the broken fixture), no family at all.
+  EXPECT_EQ(family(renderAll(collectFixture("broken").facts), "fabricwatch_workload_nccl_logs"),
+            nullptr);
+}
+
 // Interfaces that carry the fabric's traffic get the up / MTU / speed series, virtual or not:
 // a bond (with its mode and slaves), the VLAN an RDMA port's GIDs sit on; per-pod veths and
 // docker0 do not.
@@ -123,6 +143,10 @@ TEST(RenderMetricsTest, P5Node) {
   EXPECT_EQ(value(m, "fabricwatch_rdma_devices", {}), 32);
   EXPECT_EQ(value(m, "fabricwatch_gpus", {}), 8);
   EXPECT_EQ(value(m, "fabricwatch_workloads", {}), 1);
+  // The job's own NCCL log: EFA with GPUDirect RDMA.
+  EXPECT_EQ(
+      value(m, "fabricwatch_workload_nccl_logs", {{"inter_node_transport", "efa"}, {"gdr", "on"}}),
+      1);
   EXPECT_EQ(
       value(m, "fabricwatch_memory_hugepages", {{"size_bytes", "2097152"}, {"state", "total"}}),
       5128);

@@ -236,8 +236,9 @@ TEST_F(ProbeKindTest, KindsAreNamedInTheConfiguration) {
   auto r = config::loadConfig("[probes.tokn]\nenabled = true\n", "t.toml", opts);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].line, 1);
-  EXPECT_NE(r.problems[0].message.find("unknown probe kind \"tokn\" (known: tcp, dns, token)"),
-            std::string::npos)
+  EXPECT_NE(
+      r.problems[0].message.find("unknown probe kind \"tokn\" (known: tcp, dns, nccl, token)"),
+      std::string::npos)
       << r.problems[0].message;
 }
 

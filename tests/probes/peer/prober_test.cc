@@ -35,11 +35,24 @@ std::unique_ptr<PeerProber> makeProber(const std::string& name, std::vector<std:
       std::vector<std::shared_ptr<ProbeKind>>{makeTcpKind({secret, name, 3, 300ms, 300ms})});
 }
 
-// Builds three servers first (to learn their ports), then the probers that list them.
-struct Trio {
+// Channel servers that answer echoes (the peers a prober lists), on ephemeral ports.
+struct Servers {
   std::vector<std::unique_ptr<ChannelServer>> servers;
   std::vector<std::string> addrs;
 };
+Servers startServers(std::vector<std::string> names) {
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = kSecret;
+  Servers out;
+  for (const auto& n : names) {
+    so.node_name = n;
+    out.servers.push_back(std::make_unique<ChannelServer>(so));
+    if (!out.servers.back()->start()) return {};
+    out.addrs.push_back("127.0.0.1:" + std::to_string(out.servers.back()->port()));
+  }
+  return out;
+}
 
 const core::Value* peerEntry(const core::Value& facts, const std::string& addr) {
   const core::Value* peers = facts.findPath("probes.tcp.peers");
@@ -194,17 +207,9 @@ class HeavyKind : public ProbeKind {
 };
 
 TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
-  ChannelServerOptions so;
-  so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
-  std::vector<std::unique_ptr<ChannelServer>> servers;
-  std::vector<std::string> addrs;
-  for (const char* n : {"b", "c", "d"}) {
-    so.node_name = n;
-    servers.push_back(std::make_unique<ChannelServer>(so));
-    ASSERT_TRUE(servers.back()->start());
-    addrs.push_back("127.0.0.1:" + std::to_string(servers.back()->port()));
-  }
+  Servers bcd = startServers({"b", "c", "d"});
+  ASSERT_EQ(bcd.addrs.size(), 3u);
+  const auto& addrs = bcd.addrs;
   auto base = makeProber("a", addrs);
   std::vector<std::unique_ptr<MembershipSource>> sources;
   sources.push_back(std::make_unique<StaticSource>(addrs));
@@ -229,6 +234,50 @@ TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
   // Its results stay between its runs.
   for (uint64_t round = first; round <= 9; ++round) EXPECT_EQ(heavy_results[round - 1], 3u);
   a.stop();
+}
+
+// An exclusive kind whose timeout is longer than the round interval (an NCCL run in 10-second
+// rounds): it never finds room, unless it may overrun the round, and then only its first peer
+// runs; max_peers bounds a run in any case.
+class LongKind : public ProbeKind {
+ public:
+  explicit LongKind(ProbeSchedule s) : schedule_(s) {}
+  std::string_view name() const override { return "long"; }
+  ProbeSchedule schedule() const override { return schedule_; }
+  std::shared_ptr<const ProbeResult> probe(const PeerContext&) override {
+    ++probed;
+    return std::make_shared<ProbeResult>();
+  }
+  core::Value facts(const KindView&) const override { return core::Value::map(); }
+  void metrics(const KindView&, core::MetricFamilies&) const override {}
+  void peerStatus(const PeerProbe&, core::Value&) const override {}
+  int probed = 0;  // the round thread only
+
+ private:
+  ProbeSchedule schedule_;
+};
+
+TEST(PeerProberTest, ExclusiveKindsLongerThanTheRoundRunOnePeerWhenTheyMayOverrun) {
+  Servers bcd = startServers({"b", "c", "d"});
+  ASSERT_EQ(bcd.addrs.size(), 3u);
+  const auto& addrs = bcd.addrs;
+  auto base = makeProber("a", addrs);  // interval 1h
+  auto run = [&](ProbeSchedule s) {
+    std::vector<std::unique_ptr<MembershipSource>> sources;
+    sources.push_back(std::make_unique<StaticSource>(addrs));
+    auto kind = std::make_shared<LongKind>(s);
+    PeerProber a(base->options(), std::make_unique<Membership>(std::move(sources), 0ms), {kind});
+    EXPECT_TRUE(a.start(/*rounds=*/false));
+    a.runRound(1);
+    a.stop();
+    return kind->probed;
+  };
+  EXPECT_EQ(run({.exclusive = true, .timeout = 2h}), 0) << "no room in a 1h round";
+  EXPECT_EQ(run({.exclusive = true, .timeout = 2h, .overrun = true}), 1) << "its first peer";
+  EXPECT_EQ(run({.exclusive = true, .timeout = 2h, .max_peers = 2, .overrun = true}), 1)
+      << "after the first, only while there is room";
+  EXPECT_EQ(run({.exclusive = true, .timeout = 1s, .max_peers = 2}), 2);
+  EXPECT_EQ(run({.exclusive = true, .timeout = 1s}), 3);
 }
 
 TEST(PeerSourceTest, WithoutAMeshReportsNodeNameAndEmptyMembership) {

@@ -138,7 +138,7 @@ rec daemon.peers_active "$(curl -s http://127.0.0.1:19899/metrics | value 'fabri
 # Resident memory by cause. Thread stacks: anonymous rw mappings right above a 4 KiB guard
 # (glibc's pthread stacks); heap: [heap] and the other anonymous mappings (malloc's arenas and
 # large blocks); binary: fabricwatch's own file mappings; libraries: the other files.
-python3 - "/proc/$fw/smaps" "$FW" >> "$R" <<'PY'
+python3 - "/proc/$fw/smaps" "$(readlink -f "$FW")" >> "$R" <<'PY'
 import re, sys
 maps, cur = [], None
 for line in open(sys.argv[1]):

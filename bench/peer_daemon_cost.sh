@@ -20,8 +20,8 @@ BASE=19800
 "$BUILD/bench/peer_echo_rtt" serve "127.0.0.1:$BASE" "$secret" 64 2>/dev/null & pids+=($!)
 peers=$(seq $BASE $((BASE + 63)) | sed 's/^/127.0.0.1:/' | paste -sd, -)
 cat > "$tmp/fw.toml" <<TOML
-[probe]
-dns_probe = false
+[probes.dns]
+enabled = false
 [collect.sources.kernel]
 enabled = false
 TOML

@@ -4,7 +4,6 @@
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)
 find_package(prometheus-cpp CONFIG REQUIRED)   # core: metric families and the text serializer
-find_package(civetweb CONFIG REQUIRED)         # the HTTP server under prometheus-cpp's pull
 find_package(yaml-cpp REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(OpenSSL REQUIRED)
@@ -12,6 +11,8 @@ find_package(ZLIB REQUIRED)                    # gzip for /metrics (exporter/gzi
 pkg_check_modules(LIBFABRIC REQUIRED IMPORTED_TARGET libfabric)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
+# libxcrypt's crypt_rn() verifies the bcrypt hashes of --web.config.file's basic_auth_users.
+pkg_check_modules(LIBXCRYPT REQUIRED IMPORTED_TARGET libxcrypt)
 if(FW_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

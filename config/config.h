@@ -29,7 +29,11 @@ struct Config {
     std::string listen_address = ":19736";
     int threads = 4;
     int max_request_bytes = 16384;
-    Duration request_timeout{10000};
+    Duration request_timeout{10000};  // TLS handshake + request head; a response's write
+    Duration idle_timeout{120000};    // keep-alive connection between requests
+    int max_connections = 256;
+    int max_connections_per_address = 32;
+    bool auth_exempt_health = false;  // /healthz and /readyz without basic auth
     bool operator==(const Web&) const = default;
   } web;
 
@@ -70,7 +74,7 @@ struct Config {
     bool operator==(const Peer&) const = default;
   } peer;
 
-  // The peer probes: discovery, selection, and the keys of the tcp and dns kinds.
+  // The peer mesh: discovery, selection and rounds (what every kind shares).
   struct Probe {
     Duration interval{10000};
     int peers_per_round = 8;
@@ -79,10 +83,6 @@ struct Config {
     int dns_port = 0;                // port of DNS-discovered members; 0 = our listen port
     std::string peers_file;          // one HOST:PORT per line, re-read when it changes
     Duration grace_period{60000};
-    int samples_per_peer = 5;
-    Duration connect_timeout{1000};
-    Duration echo_timeout{1000};
-    Duration dns_timeout{2000};
     std::string topology_label;  // e.g. "rack" or "rail"
     std::string topology_group;  // this node's group; "" = no topology groups
     int workers = 8;
@@ -92,8 +92,8 @@ struct Config {
     bool operator==(const Probe&) const = default;
   } probe;
 
-  // [probes.<kind>]: the probe kinds, each on or off by name. A kind's own keys are a struct
-  // of its own here (probes.fabric.provider ...).
+  // [probes.<kind>]: the probe kinds, each on or off by name, and each kind's own keys in a
+  // struct of its own.
   struct Probes {
     struct Kind {
       std::optional<bool> enabled;  // unset: the kind's default
@@ -104,6 +104,47 @@ struct Config {
       auto it = kinds.find(kind);
       return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
     }
+
+    // [probes.tcp]: echo round trips. Its timeouts are also the knocks' (one echo each).
+    struct Tcp {
+      int samples = 5;
+      Duration connect_timeout{1000};
+      Duration echo_timeout{1000};
+      bool operator==(const Tcp&) const = default;
+    } tcp;
+
+    // [probes.dns]: resolution of peers' names. Its timeout also bounds the mesh's own
+    // resolutions (probe.dns_name, listed host names).
+    struct Dns {
+      Duration timeout{2000};
+      bool operator==(const Dns&) const = default;
+    } dns;
+
+    // [probes.fabric]: latency and bandwidth through a libfabric provider (docs/peers.md).
+    struct Fabric {
+      std::string provider = "auto";  // a libfabric provider name, or "auto"
+      enum class Origin { kDefault, kConfig, kFlag } provider_origin = Origin::kDefault;
+      // "GLOB=PROVIDER" rows: the provider of a node whose resource group matches (first row
+      // wins), when provider is "auto".
+      std::vector<std::string> group_providers = {
+          "efa*=efa",           "ib-*=verbs;ofi_rxm",      "infiniband=verbs;ofi_rxm",
+          "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
+          "erdma=verbs;ofi_rxm"};
+      std::string domain;  // libfabric domain (mlx5_0, rdmap16s27-rdm ...); "": the provider's
+      uint64_t latency_size = 64;  // bytes per ping and pong
+      int warmup = 10;
+      int iterations = 200;
+      uint64_t bandwidth_size = uint64_t{1} << 20;
+      int bandwidth_window = 16;
+      uint64_t bandwidth_bytes = uint64_t{32} << 20;        // per peer, warm-up window included
+      uint64_t bandwidth_round_bytes = uint64_t{64} << 20;  // all peers of one round together
+      Duration bandwidth_interval{5 * 60 * 1000};           // 0: no bandwidth
+      Duration timeout{2000};                               // per peer and session
+      bool register_buffers = false;  // register buffers even where the provider does not ask
+      bool hmem = false;              // also measure GPU memory (FI_HMEM) where CUDA has a GPU
+      std::string cudart_library;     // "": libcudart.so, .so.13, .so.12, .so.11.0
+      bool operator==(const Fabric&) const = default;
+    } fabric;
 
     // [probes.nccl]: NCCL runs, on with probes.nccl.enabled (off by default): a local
     // all-reduce across the node's GPUs, and runs with a peer of the mesh (the nccl probe kind),

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "config/duration.h"
+#include "config/fabric_providers.h"
 
 namespace fabricwatch::config {
 namespace {
@@ -163,6 +164,18 @@ std::optional<uint64_t> parseByteSize(const std::string& s) {
   return v * it->second;
 }
 
+Setter byteSizeKey(uint64_t lo, uint64_t hi, std::function<void(Config&, uint64_t)> apply) {
+  return stringKey(
+      [=](Config& c, const std::string& s, const std::string&) -> std::optional<std::string> {
+        auto b = parseByteSize(s);
+        if (!b || *b < lo || *b > hi)
+          return "size \"" + s + "\" must be " + std::to_string(lo) + " bytes to " +
+                 std::to_string(hi >> 20) + " MiB, written as e.g. \"64B\", \"4KiB\" or \"1MiB\"";
+        apply(c, *b);
+        return std::nullopt;
+      });
+}
+
 }  // namespace
 
 std::optional<std::string> checkListenAddress(const std::string& s) {
@@ -214,6 +227,18 @@ const std::vector<Key>& schema() {
       {"web.request_timeout",
        durationKey(milliseconds(100), milliseconds(600000),
                    [](Config& c, Duration d, const std::string&) { c.web.request_timeout = d; })},
+      {"web.idle_timeout",
+       durationKey(milliseconds(100), hours(1),
+                   [](Config& c, Duration d, const std::string&) { c.web.idle_timeout = d; })},
+      {"web.max_connections",
+       intKey(1, 16384, [](Config& c, int64_t v) { c.web.max_connections = static_cast<int>(v); })},
+      {"web.max_connections_per_address", intKey(1, 16384,
+                                                 [](Config& c, int64_t v) {
+                                                   c.web.max_connections_per_address =
+                                                       static_cast<int>(v);
+                                                 })},
+      {"web.auth_exempt_health",
+       boolKey([](Config& c, bool v, const std::string&) { c.web.auth_exempt_health = v; })},
       {"log.level", stringKey([](Config& c, const std::string& v,
                                  const std::string&) -> std::optional<std::string> {
          auto l = core::log::parseLevel(v);
@@ -308,21 +333,6 @@ const std::vector<Key>& schema() {
       {"probe.grace_period",
        durationKey(milliseconds(0), hours(24),
                    [](Config& c, Duration d, const std::string&) { c.probe.grace_period = d; })},
-      {"probe.samples_per_peer",
-       intKey(1, 100,
-              [](Config& c, int64_t v) { c.probe.samples_per_peer = static_cast<int>(v); })},
-      {"probe.connect_timeout",
-       durationKey(milliseconds(10), milliseconds(60000),
-                   [](Config& c, Duration d, const std::string&) { c.probe.connect_timeout = d; })},
-      {"probe.echo_timeout",
-       durationKey(milliseconds(10), milliseconds(60000),
-                   [](Config& c, Duration d, const std::string&) { c.probe.echo_timeout = d; })},
-      {"probe.dns_timeout",
-       durationKey(milliseconds(10), milliseconds(60000),
-                   [](Config& c, Duration d, const std::string&) { c.probe.dns_timeout = d; })},
-      // The older spelling of probes.dns.enabled.
-      {"probe.dns_probe",
-       boolKey([](Config& c, bool v, const std::string&) { c.probes.kinds["dns"].enabled = v; })},
       {"probe.topology_label", stringKey([](Config& c, const std::string& v, const std::string&) {
          c.probe.topology_label = v;
          return std::optional<std::string>();
@@ -413,6 +423,80 @@ const std::vector<Key>& schema() {
        })},
       {"probes.*.extra_metrics", extraMetricsKey("probes.*")},
       {"policy.extra_metrics", extraMetricsKey("policy")},
+      {"probes.tcp.samples",
+       intKey(1, 100, [](Config& c, int64_t v) { c.probes.tcp.samples = static_cast<int>(v); })},
+      {"probes.tcp.connect_timeout", durationKey(milliseconds(10), milliseconds(60000),
+                                                 [](Config& c, Duration d, const std::string&) {
+                                                   c.probes.tcp.connect_timeout = d;
+                                                 })},
+      {"probes.tcp.echo_timeout", durationKey(milliseconds(10), milliseconds(60000),
+                                              [](Config& c, Duration d, const std::string&) {
+                                                c.probes.tcp.echo_timeout = d;
+                                              })},
+      {"probes.dns.timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.probes.dns.timeout = d; })},
+      {"probes.fabric.provider", stringKey([](Config& c, const std::string& v,
+                                              const std::string&) -> std::optional<std::string> {
+         if (auto err = checkProviderName(v)) return err;
+         c.probes.fabric.provider = v;
+         c.probes.fabric.provider_origin = Config::Probes::Fabric::Origin::kConfig;
+         return std::nullopt;
+       })},
+      {"probes.fabric.group_providers", stringListKey(
+                                            [](const std::string& v) -> std::optional<std::string> {
+                                              std::string why;
+                                              if (!parseGroupProvider(v, &why)) return why;
+                                              return std::nullopt;
+                                            },
+                                            [](Config& c, std::vector<std::string> v) {
+                                              c.probes.fabric.group_providers = std::move(v);
+                                            })},
+      {"probes.fabric.domain", stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probes.fabric.domain = v;
+         return std::optional<std::string>();
+       })},
+      {"probes.fabric.latency_size",
+       byteSizeKey(16, uint64_t{64} << 20,
+                   [](Config& c, uint64_t v) { c.probes.fabric.latency_size = v; })},
+      {"probes.fabric.warmup",
+       intKey(0, 10000,
+              [](Config& c, int64_t v) { c.probes.fabric.warmup = static_cast<int>(v); })},
+      {"probes.fabric.iterations",
+       intKey(1, 90000,
+              [](Config& c, int64_t v) { c.probes.fabric.iterations = static_cast<int>(v); })},
+      {"probes.fabric.bandwidth_size",
+       byteSizeKey(16, uint64_t{64} << 20,
+                   [](Config& c, uint64_t v) { c.probes.fabric.bandwidth_size = v; })},
+      {"probes.fabric.bandwidth_window", intKey(1, 256,
+                                                [](Config& c, int64_t v) {
+                                                  c.probes.fabric.bandwidth_window =
+                                                      static_cast<int>(v);
+                                                })},
+      {"probes.fabric.bandwidth_bytes",
+       byteSizeKey(16, uint64_t{4} << 30,
+                   [](Config& c, uint64_t v) { c.probes.fabric.bandwidth_bytes = v; })},
+      {"probes.fabric.bandwidth_round_bytes",
+       byteSizeKey(16, uint64_t{64} << 30,
+                   [](Config& c, uint64_t v) { c.probes.fabric.bandwidth_round_bytes = v; })},
+      {"probes.fabric.bandwidth_interval",
+       durationKey(milliseconds(0), hours(24 * 7),
+                   [](Config& c, Duration d, const std::string&) {
+                     c.probes.fabric.bandwidth_interval = d;
+                   })},
+      {"probes.fabric.timeout",
+       durationKey(milliseconds(10), milliseconds(60000),
+                   [](Config& c, Duration d, const std::string&) { c.probes.fabric.timeout = d; })},
+      {"probes.fabric.register_buffers", boolKey([](Config& c, bool v, const std::string&) {
+         c.probes.fabric.register_buffers = v;
+       })},
+      {"probes.fabric.hmem",
+       boolKey([](Config& c, bool v, const std::string&) { c.probes.fabric.hmem = v; })},
+      {"probes.fabric.cudart_library",
+       stringKey([](Config& c, const std::string& v, const std::string&) {
+         c.probes.fabric.cudart_library = v;
+         return std::optional<std::string>();
+       })},
       {"policy.paths",
        stringListKey(
            [](const std::string& p) -> std::optional<std::string> {
@@ -617,9 +701,17 @@ void validate(LoadResult& r, std::string_view file, const Walker& w, const LoadO
     add({"probes.nccl.timeout", "probes.nccl.interval"},
         "probes.nccl.timeout (" + formatDuration(np.timeout) +
             ") must be shorter than probes.nccl.interval (" + formatDuration(np.interval) + ")");
-  if (w.position("probe.dns_probe") && w.position("probes.dns.enabled"))
-    add({"probe.dns_probe"},
-        "probe.dns_probe is the older spelling of probes.dns.enabled: set only one of them");
+  const auto& f = r.config.probes.fabric;
+  uint64_t window_bytes = f.bandwidth_size * static_cast<uint64_t>(f.bandwidth_window);
+  if (f.bandwidth_bytes < 2 * window_bytes)
+    add({"probes.fabric.bandwidth_bytes", "probes.fabric.bandwidth_size",
+         "probes.fabric.bandwidth_window"},
+        "probes.fabric.bandwidth_bytes (" + std::to_string(f.bandwidth_bytes) +
+            ") must hold at least two windows of bandwidth_window x bandwidth_size (" +
+            std::to_string(window_bytes) + " bytes each): one to warm up, one to time");
+  if (f.bandwidth_round_bytes < f.bandwidth_bytes)
+    add({"probes.fabric.bandwidth_round_bytes", "probes.fabric.bandwidth_bytes"},
+        "probes.fabric.bandwidth_round_bytes must not be less than probes.fabric.bandwidth_bytes");
   if (auto err = checkPeerConfig(r.config))
     add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
   validateExtraMetrics(

@@ -1,5 +1,8 @@
 #include "core/log.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -120,6 +123,36 @@ void write(Level l, std::string_view component, std::string_view msg, Fields fie
   std::lock_guard lock(g_write_mu);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
+}
+
+std::string captureStderr(const std::function<void()>& fn, size_t max_bytes) {
+  std::lock_guard lock(g_write_mu);
+  std::fflush(stderr);
+  int saved = ::dup(2);
+  int mem = ::memfd_create("fabricwatch-stderr", MFD_CLOEXEC);
+  if (saved < 0 || mem < 0 || ::dup2(mem, 2) < 0) {
+    if (saved >= 0) ::close(saved);
+    if (mem >= 0) ::close(mem);
+    fn();
+    return "";
+  }
+  struct Restore {
+    int saved;
+    ~Restore() {
+      std::fflush(stderr);
+      ::dup2(saved, 2);
+      ::close(saved);
+    }
+  };
+  {
+    Restore restore{saved};
+    fn();
+  }
+  std::string out(max_bytes, '\0');
+  ssize_t n = ::pread(mem, out.data(), out.size(), 0);
+  ::close(mem);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return out;
 }
 
 }  // namespace fabricwatch::core::log

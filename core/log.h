@@ -3,6 +3,7 @@
 // and message, then the event's own fields. One line per event; safe from any thread.
 
 #include <atomic>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -30,6 +31,13 @@ using Fields = std::initializer_list<std::pair<std::string_view, std::string_vie
 std::string formatLine(Format f, std::string_view time, Level l, std::string_view component,
                        std::string_view msg, Fields fields);
 void write(Level l, std::string_view component, std::string_view msg, Fields fields = {});
+
+// Runs `fn` with file descriptor 2 pointed at a memory file and returns what was written to it
+// (at most `max_bytes`): for libraries that print to stderr (libibverbs' warnings, provider
+// initialisation in fi_getinfo), whose words the caller then logs as structured lines. The log's
+// own lines from other threads wait until `fn` returns, so none is lost or captured; `fn` must
+// not log itself.
+std::string captureStderr(const std::function<void()>& fn, size_t max_bytes = 64 * 1024);
 
 inline void debug(std::string_view c, std::string_view m, Fields f = {}) {
   write(Level::kDebug, c, m, f);

@@ -8,6 +8,7 @@
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
 #include "exporter/daemon.h"
+#include "exporter/web_security.h"
 #include "probes/node/kept_file.h"
 
 namespace fabricwatch::exporter {
@@ -17,7 +18,7 @@ int runServe(const Args& args) {
       "usage: fabricwatch serve [flags]\n\n"
       "Collects node facts on their intervals and serves /metrics, /healthz, /readyz and "
       "/api/v1/*.\n"
-      "SIGHUP reloads --config.file; SIGTERM or SIGINT stops.");
+      "SIGHUP reloads --config.file and --web.config.file; SIGTERM or SIGINT stops.");
   addConfigFlags(flags, {.web = true, .policy = true});
   flags.addBool("help", "Show this help.");
   if (auto err = flags.parse(args)) {
@@ -37,6 +38,15 @@ int runServe(const Args& args) {
   if (!r.ok()) {
     std::cerr << core::formatAll(r.problems);
     return kExitUsage;
+  }
+  // An invalid web configuration is a configuration error too (exit 2, FILE:LINE:COL); the
+  // daemon loads it again when it starts.
+  if (flags.isSet("web.config.file")) {
+    auto web = loadWebSecurity(flags.get("web.config.file"));
+    if (!web.problems.empty()) {
+      std::cerr << core::formatAll(web.problems);
+      return kExitUsage;
+    }
   }
   // The fact sources keep sysfs attributes open between collections (probes/node/kept_file.h),
   // within a share of this limit: a service's default soft limit of 1024 is far below its hard.

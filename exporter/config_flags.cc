@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "config/duration.h"
+#include "config/fabric_providers.h"
 #include "exporter/pipeline.h"
 #include "probes/peer/probe_kind.h"
 
@@ -20,9 +21,12 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     flags.add(
         "web.listen-address",
         "Address for /metrics and the API, HOST:PORT or :PORT. Overrides web.listen_address.");
-    flags.add(
-        "web.config.file",
-        "Web configuration (TLS, basic auth) in the exporter-toolkit format. Not supported yet.");
+    flags.add("web.config.file",
+              "Web configuration (TLS, basic auth) in the Prometheus exporter-toolkit format; "
+              "re-read when it changes and on SIGHUP.");
+    flags.addBool("web.auth-exempt-health",
+                  "Answer /healthz and /readyz without basic auth (kubelet probes). Overrides "
+                  "web.auth_exempt_health.");
     flags.add("node.name",
               "This node's name in the peer mesh (default $NODE_NAME, else the host name). "
               "Overrides peer.node_name.");
@@ -37,6 +41,9 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
               "File listing mesh members, one HOST:PORT per line. Overrides probe.peers_file.");
     flags.add("probe.interval", "Time between probe rounds, e.g. 10s. Overrides probe.interval.");
     flags.add("probe.peers-per-round", "Peers probed per round. Overrides probe.peers_per_round.");
+    flags.add("probe.fabric.provider",
+              "The fabric probe's libfabric provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm "
+              "...) or auto. Overrides probes.fabric.provider and the resource group's row.");
     for (const auto& kind : probes::peer::probeKindNames())
       flags.add(
           "probe." + kind + ".enabled",
@@ -142,6 +149,15 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     else
       problem(flag, "expected true or false, got \"" + v + "\"");
   }
+  if (flags.isSet("probe.fabric.provider")) {
+    std::string v = flags.get("probe.fabric.provider");
+    if (auto err = config::checkProviderName(v)) {
+      problem("probe.fabric.provider", *err);
+    } else {
+      r.config.probes.fabric.provider = v;
+      r.config.probes.fabric.provider_origin = config::Config::Probes::Fabric::Origin::kFlag;
+    }
+  }
   if (auto err = config::checkPeerConfig(r.config)) problem("peer.secret-file", *err);
   if (flags.isSet("policy.path")) {
     std::vector<std::string> paths;
@@ -169,11 +185,9 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
       r.config.policy.resource_group_from_flag = true;
     }
   }
-  if (flags.isSet("web.config.file")) {
-    problem("web.config.file",
-            "TLS and basic authentication are not supported yet; remove the flag and put "
-            "fabricwatch behind a proxy (e.g. kube-rbac-proxy) until they are");
-  }
+  if (flags.isSet("web.auth-exempt-health")) r.config.web.auth_exempt_health = true;
+  if (flags.isSet("web.config.file") && flags.get("web.config.file").empty())
+    problem("web.config.file", "must name a file");
 }
 
 config::LoadResult loadConfigWithFlags(const FlagSet& flags) {

@@ -23,6 +23,7 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
   http_.observe([this](const std::string& route, int status, double secs) {
     self_.observeRequest(route, status, secs);
   });
+  http_.observeDrops([this](HttpDrop reason) { self_.httpDropped(reason); });
   http_.route("/metrics", [this](const HttpRequest& req) {
     // The snapshot's part was rendered when it was published; only the self metrics are
     // rendered here.
@@ -54,26 +55,49 @@ std::string Daemon::renderPerRequestMetrics() {
   return out.str();
 }
 
+HttpOptions httpOptions(const config::Config::Web& w) {
+  HttpOptions opts;
+  opts.listen_address = w.listen_address;
+  opts.threads = w.threads;
+  opts.max_request_bytes = w.max_request_bytes;
+  opts.request_timeout_ms = static_cast<int>(w.request_timeout.count());
+  opts.idle_timeout_ms = static_cast<int>(w.idle_timeout.count());
+  opts.max_connections = w.max_connections;
+  opts.max_connections_per_address = w.max_connections_per_address;
+  if (w.auth_exempt_health) opts.auth_exempt_paths = {"/healthz", "/readyz"};
+  return opts;
+}
+
 core::Status Daemon::start() {
   // Packs first: loading them has no side effect, so an invalid pack stops the start before
   // any port is opened. Then the mesh (its own port), then the listener, then collection.
   packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
   if (auto problems = packs_->reload(); !problems.empty())
     return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
-  auto prober = probes::peer::makePeerProber(config_);
+  auto prober = probes::peer::makePeerProber(
+      config_, policy::configuredResourceGroup(policyStageOptions(config_)));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
   }
-  HttpOptions opts;
-  opts.listen_address = config_.web.listen_address;
-  opts.threads = config_.web.threads;
-  opts.max_request_bytes = config_.web.max_request_bytes;
-  opts.request_timeout_ms = static_cast<int>(config_.web.request_timeout.count());
+  // The web configuration before the listener: TLS and users are in place for the first
+  // connection, and a bad file stops the start (FILE:LINE:COL).
+  if (flags_.isSet("web.config.file")) {
+    web_config_ = std::make_unique<WebConfigWatcher>(
+        flags_.get("web.config.file"),
+        [this](std::shared_ptr<const WebSecurity> s) { http_.setSecurity(std::move(s)); },
+        [this](bool ok) { self_.webConfigReloaded(ok); });
+    if (auto st = web_config_->load(); !st) {
+      if (*prober) (*prober)->stop();
+      return core::Error{"invalid web configuration:\n" + st.message()};
+    }
+  }
+  HttpOptions opts = httpOptions(config_.web);
   if (auto st = http_.start(opts); !st) {
     if (*prober) (*prober)->stop();
     return st;
   }
+  if (web_config_) web_config_->start();
   prober_ = *prober;
   scheduler_ = buildScheduler(
       config_, store_,
@@ -98,6 +122,7 @@ bool Daemon::reloadPacks(const config::Config& c) {
 }
 
 bool Daemon::reload() {
+  if (web_config_) web_config_->reload();
   if (!flags_.isSet("config.file")) {
     bool packs_ok = reloadPacks(config_);
     // The policy metrics render from the snapshot: evaluate and publish one now, rather than
@@ -115,16 +140,13 @@ bool Daemon::reload() {
                        {{"problem", d.format()}});
     return false;
   }
-  const auto& w = r.config.web;
-  if (w.listen_address != config_.web.listen_address || w.threads != config_.web.threads ||
-      w.max_request_bytes != config_.web.max_request_bytes ||
-      w.request_timeout != config_.web.request_timeout) {
+  if (r.config.web != config_.web)
     core::log::warn("config", "changes under [web] take effect after a restart");
-  }
   applyLogging(r.config);
   // The mesh restarts with the new configuration; if it cannot (e.g. the secret file went
   // missing), the running one is restarted and the error logged.
-  auto next_prober = probes::peer::makePeerProber(r.config);
+  auto next_prober = probes::peer::makePeerProber(
+      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
   std::shared_ptr<probes::peer::PeerProber> prober = prober_;
   if (!next_prober) {
     core::log::error("peer", "cannot rebuild the peer mesh, keeping the running one",
@@ -164,6 +186,7 @@ void Daemon::stopCollecting() {
 void Daemon::stop() {
   if (scheduler_) scheduler_->stop();
   if (prober_) prober_->stop();
+  if (web_config_) web_config_->stop();
   http_.stop();
 }
 
@@ -182,9 +205,9 @@ int serveUntilSignalled(Daemon& daemon) {
     }
     core::log::info("exporter", "shutting down",
                     {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
-    // Stop collecting; the listener is not joined: civetweb's mg_stop() takes ~1.7 s to wind
-    // down its poll loop, and a daemon must stop within a second. Nothing is left to flush, so
-    // the caller exits the process without running destructors under live server threads.
+    // Stop collecting and exit: probes in flight may take seconds to return, and a daemon must
+    // stop within a second. Nothing is left to flush, so the caller exits the process without
+    // running destructors under live threads.
     daemon.stopCollecting();
     return 0;
   }

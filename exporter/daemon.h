@@ -1,6 +1,7 @@
 #pragma once
 // `fabricwatch serve`: the HTTP server and the snapshot pipeline, until SIGTERM/SIGINT; SIGHUP
-// reloads the configuration after a dry run (an invalid file keeps the running one).
+// reloads the configuration after a dry run (an invalid file keeps the running one) and the web
+// configuration (--web.config.file, also re-read when it changes).
 
 #include <memory>
 #include <mutex>
@@ -13,6 +14,8 @@
 #include "exporter/flags.h"
 #include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
+#include "exporter/snapshot_collector.h"
+#include "exporter/web_config_watcher.h"
 #include "policy/pack_store.h"
 #include "probes/peer/peer_prober.h"
 
@@ -44,6 +47,7 @@ class Daemon {
   core::SnapshotStore store_;
   SelfMetrics self_;
   HttpServer http_;
+  std::unique_ptr<WebConfigWatcher> web_config_;  // null without --web.config.file
   std::unique_ptr<core::Scheduler> scheduler_;
   // The peer mesh (null when off); swapped on reload. Only the thread that starts, reloads and
   // stops the daemon touches it and config_: HTTP handlers answer from the snapshot alone
@@ -53,6 +57,9 @@ class Daemon {
   std::shared_ptr<policy::PackStore> packs_;
   bool reloadPacks(const config::Config& c);
 };
+
+// The HTTP server's options from [web].
+HttpOptions httpOptions(const config::Config::Web& web);
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and
 // then waits for them: stop on TERM/INT, reload on HUP.

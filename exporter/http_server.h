@@ -1,84 +1,85 @@
 #pragma once
-// A small HTTP server over civetweb (the server prometheus-cpp's pull module embeds): exact-path
-// GET routes, bounded worker threads, request size and idle limits, no file serving.
+// fabricwatch's HTTP server: exact-path GET/HEAD routes, HTTP/1.1 keep-alive, optional TLS and
+// basic authentication (web_security.h), no file serving.
+//
+// One I/O thread owns every socket (non-blocking, epoll): it accepts, runs TLS handshakes,
+// reads request heads within a deadline and writes responses, so a slow or silent client costs
+// a descriptor and a buffer, never a thread. A small pool (`threads`) runs the handlers of
+// complete requests; password checks run on one thread of their own, so guessing cannot
+// occupy the pool. Connections are capped in total and per client address; when a cap is
+// reached, connections that have not completed a request (then idle keep-alive ones) are
+// evicted oldest first, so a scraper always gets in. Every refusal is counted by reason.
 
+#include <array>
+#include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
-#include <utility>
-#include <vector>
 
 #include "core/result.h"
-
-struct mg_connection;
-struct mg_context;
+#include "exporter/http_drop.h"
+#include "exporter/http_message.h"
 
 namespace fabricwatch::exporter {
 
-struct HttpRequest {
-  std::string path;
-  std::string query;
-  // Request headers, names lower-cased, in arrival order.
-  std::vector<std::pair<std::string, std::string>> headers;
-
-  // The value of the first header named `name` (lower case), or "" when absent.
-  std::string_view header(std::string_view name) const;
-  // True when Accept-Encoding lists `coding` with a non-zero q-value (RFC 9110 12.5.3).
-  bool acceptsEncoding(std::string_view coding) const;
-};
-
-struct HttpResponse {
-  HttpResponse() = default;
-  HttpResponse(int status, std::string content_type, std::string body)
-      : status(status), content_type(std::move(content_type)), body(std::move(body)) {}
-
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-  // Bytes shared with a longer-lived owner (e.g. an exposition rendered once per snapshot);
-  // sent after `body` without a copy when set.
-  std::shared_ptr<const std::string> shared_body;
-  // Sent after shared_body: what a request adds to shared bytes (/metrics: the per-request
-  // self metrics, or the end of a gzip member whose start is shared).
-  std::string tail;
-  std::string content_encoding;  // e.g. "gzip"; sent with "Vary: Accept-Encoding"
-};
+class WebSecurity;
 
 struct HttpOptions {
   std::string listen_address = ":19736";  // HOST:PORT, :PORT, [v6]:PORT; port 0 picks a free one
-  int threads = 4;
-  int max_request_bytes = 16384;
-  int request_timeout_ms = 10000;
+  int threads = 4;                        // handler threads
+  int max_request_bytes = 16384;          // request head, headers included
+  int request_timeout_ms = 10000;         // TLS handshake + request head; also a response's write
+  int idle_timeout_ms = 120000;           // keep-alive connection without a request
+  int max_connections = 256;
+  int max_connections_per_address = 32;
+  size_t max_headers = 64;
+  // Paths answered without basic authentication (the kubelet's /healthz, /readyz).
+  std::set<std::string> auth_exempt_paths;
 };
 
 class HttpServer {
  public:
   using Handler = std::function<HttpResponse(const HttpRequest&)>;
-  // Called after each request with the route and status, for self-instrumentation.
+  // Called after each answered request with the route and status, for self-instrumentation.
   using Observer = std::function<void(const std::string& route, int status, double seconds)>;
+  // Called for each connection the server drops or refuses.
+  using DropObserver = std::function<void(HttpDrop reason)>;
 
   HttpServer();
   ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Routes and observers are set before start().
   void route(std::string path, Handler handler);
   void observe(Observer o) { observer_ = std::move(o); }
+  void observeDrops(DropObserver o) { drop_observer_ = std::move(o); }
+
+  // TLS and basic auth for connections accepted from now on (null: plain HTTP, no auth).
+  // Whether TLS is on is fixed at start(); setSecurity() may swap certificates and users.
+  void setSecurity(std::shared_ptr<const WebSecurity> security);
 
   core::Status start(const HttpOptions& opts);
   void stop();
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
 
+  uint64_t dropped(HttpDrop reason) const;
+  int openConnections() const;
+
  private:
-  static int dispatch(mg_connection* conn, void* self);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
   std::map<std::string, Handler> routes_;
   Observer observer_;
-  mg_context* ctx_ = nullptr;
+  DropObserver drop_observer_;
+  std::shared_ptr<const WebSecurity> pending_security_;  // set before start()
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(HttpDrop::kCount)> drops_{};
   int port_ = 0;
 };
-
-// Converts a Prometheus-style listen address (":9100", "0.0.0.0:9100", "[::]:9100") to
-// civetweb's listening_ports syntax.
-std::string toCivetPorts(const std::string& listen_address);
 
 }  // namespace fabricwatch::exporter

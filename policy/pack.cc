@@ -38,9 +38,9 @@ bool matchesGroup(const Pack& pack, std::string_view resource_group) {
 
 const std::vector<std::string>& factRoots() {
   static const std::vector<std::string> kRoots = {
-      "node",   "kernel",         "rdma",     "net",  "gpu",
-      "memory", "limits",         "software", "nccl", "workloads",
-      "probes", "resource_group", "variables"};
+      "node",      "kernel", "rdma",           "verbs",    "net",
+      "gpu",       "memory", "limits",         "software", "nccl",
+      "workloads", "probes", "resource_group", "variables"};
   return kRoots;
 }
 

@@ -78,6 +78,13 @@ void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const Pa
   snapshot.status["policy"] = std::move(st);
 }
 
+std::string configuredResourceGroup(const StageOptions& opts) {
+  ResourceGroupInputs in = opts.group;
+  in.label_file_text = readSmallFile(opts.resource_group_file);
+  ResourceGroup g = resolveResourceGroup(in, core::Value::map());
+  return g.origin == "derived" ? "" : g.name;
+}
+
 void PolicyStage::apply(core::Snapshot& snapshot) {
   packs_->reloadIfChanged(std::chrono::steady_clock::now());
   auto packs = packs_->current();

@@ -38,6 +38,11 @@ class PolicyStage : public core::Stage {
   std::atomic<uint64_t> errors_total_{0};
 };
 
+// The group as set without facts (flag, env, configuration, label file read now); "" when it
+// would be derived from the facts. The peer mesh starts before the first facts and takes it
+// from here (the fabric probe's provider per group).
+std::string configuredResourceGroup(const StageOptions& opts);
+
 // Turns an evaluation into the snapshot's violations and status["policy"] (shared by the stage
 // and tests).
 void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const PackSet& packs,

@@ -7,6 +7,7 @@
 #include "probes/node/net_source.h"
 #include "probes/node/rdma_source.h"
 #include "probes/node/software_source.h"
+#include "probes/node/verbs_source.h"
 #include "probes/node/workload_source.h"
 
 namespace fabricwatch::probes::node {
@@ -15,6 +16,7 @@ std::vector<std::shared_ptr<core::Source>> makeNodeSources() {
   std::vector<std::shared_ptr<core::Source>> out;
   out.push_back(std::make_shared<KernelSource>());
   out.push_back(std::make_shared<RdmaSource>());
+  out.push_back(std::make_shared<VerbsSource>());
   out.push_back(std::make_shared<NetSource>());
   out.push_back(std::make_shared<GpuSource>());
   out.push_back(std::make_shared<MemorySource>());

@@ -109,7 +109,7 @@ std::shared_ptr<ProbeKind> makeDnsKind(std::chrono::milliseconds timeout) {
 KindRegistration dnsKindRegistration() {
   return {"dns", true, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
             auto cap = std::max(s.interval / 2, config::Duration(10));
-            return makeDnsKind(std::min(s.config.probe.dns_timeout, cap));
+            return makeDnsKind(std::min(s.config.probes.dns.timeout, cap));
           }};
 }
 

@@ -19,7 +19,7 @@ struct DnsKindResult : ProbeResult {
 };
 
 std::shared_ptr<ProbeKind> makeDnsKind(std::chrono::milliseconds timeout);
-// From [probe]: dns_timeout; probe.dns_probe is the older spelling of probes.dns.enabled.
+// From [probes.dns]: timeout.
 KindRegistration dnsKindRegistration();
 
 }  // namespace fabricwatch::probes::peer

@@ -35,7 +35,11 @@ enum class FrameType : uint8_t {
   kEchoRequest = 1,
   kEchoReply = 2,
   kDeclined = 3,
-  // 16..31: the fabric (libfabric) probe.
+  // 16..31: the fabric (libfabric) probe (fabric_wire.h): its endpoint's name, and sessions.
+  kFabricHelloRequest = 16,
+  kFabricHelloReply = 17,
+  kFabricSessionRequest = 18,
+  kFabricSessionReply = 19,
   // 32..47: the NCCL probe (nccl_messages.h): join a run as rank 1 with rank 0's unique id, the
   // state of that run on the peer's side, cancel it.
   kNcclRunRequest = 32,

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "probes/peer/dns_kind.h"
+#include "probes/peer/fabric_kind.h"
 #include "probes/peer/nccl_kind.h"
 #include "probes/peer/probe_kind.h"
 #include "probes/peer/tcp_kind.h"
@@ -16,6 +17,7 @@ struct Registry {
   std::vector<KindRegistration> kinds = {
       tcpKindRegistration(),
       dnsKindRegistration(),
+      fabricKindRegistration(),
       ncclKindRegistration(),
   };
 };

@@ -32,7 +32,8 @@ core::Result<std::string> readSecretFile(const std::string& path) {
   return s;
 }
 
-core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg) {
+core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg,
+                                                         const std::string& resource_group) {
   const auto& p = cfg.probe;
   if (!p.meshEnabled()) return std::shared_ptr<PeerProber>();
   if (cfg.peer.secret_file.empty())
@@ -48,7 +49,7 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   if (!p.peers.empty()) sources.push_back(std::make_unique<StaticSource>(p.peers));
   if (!p.dns_name.empty())
     sources.push_back(std::make_unique<DnsSource>(
-        p.dns_name, p.dns_port ? p.dns_port : listen->port, p.dns_timeout));
+        p.dns_name, p.dns_port ? p.dns_port : listen->port, cfg.probes.dns.timeout));
   if (!p.peers_file.empty()) sources.push_back(std::make_unique<FileSource>(p.peers_file));
   auto membership = std::make_unique<Membership>(std::move(sources), p.grace_period);
 
@@ -67,13 +68,14 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   o.peers_per_round = p.peers_per_round;
   // A probe never outlives its round: timeouts are capped at half the interval.
   auto cap = std::max(p.interval / 2, config::Duration(10));
-  o.connect_timeout = std::min(p.connect_timeout, cap);
-  o.echo_timeout = std::min(p.echo_timeout, cap);
-  o.dns_timeout = std::min(p.dns_timeout, cap);
+  // Knocks are one echo with the tcp kind's timeouts; resolutions use the dns kind's.
+  o.connect_timeout = std::min(cfg.probes.tcp.connect_timeout, cap);
+  o.echo_timeout = std::min(cfg.probes.tcp.echo_timeout, cap);
+  o.dns_timeout = std::min(cfg.probes.dns.timeout, cap);
   o.workers = p.workers;
 
   std::vector<std::shared_ptr<ProbeKind>> kinds;
-  KindSetup setup{cfg, o.node_name, o.secret, p.interval};
+  KindSetup setup{cfg, o.node_name, o.secret, p.interval, resource_group};
   for (const auto& reg : probeKinds()) {
     if (!cfg.probes.enabled(reg.name, reg.enabled_by_default)) continue;
     auto kind = reg.make(setup);

@@ -160,6 +160,10 @@ struct KindSetup {
   std::string node_name;
   std::string secret;
   std::chrono::milliseconds interval{10000};  // the round interval: keep timeouts under half
+  // The node's resource group when one is set (flag, FABRICWATCH_RESOURCE_GROUP, configuration,
+  // label file); "" when the policy stage will derive it from the facts, which the mesh starts
+  // before. A kind may choose by it (the fabric kind's provider).
+  std::string resource_group;
 };
 
 struct KindRegistration {

@@ -173,10 +173,10 @@ std::shared_ptr<ProbeKind> makeTcpKind(TcpKindOptions opts) {
 
 KindRegistration tcpKindRegistration() {
   return {"tcp", true, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
-            const auto& p = s.config.probe;
+            const auto& p = s.config.probes.tcp;
             auto cap = std::max(s.interval / 2, config::Duration(10));
-            return makeTcpKind({s.secret, s.node_name, p.samples_per_peer,
-                                std::min(p.connect_timeout, cap), std::min(p.echo_timeout, cap)});
+            return makeTcpKind({s.secret, s.node_name, p.samples, std::min(p.connect_timeout, cap),
+                                std::min(p.echo_timeout, cap)});
           }};
 }
 

@@ -26,7 +26,7 @@ struct TcpResult : ProbeResult {
 };
 
 std::shared_ptr<ProbeKind> makeTcpKind(TcpKindOptions opts);
-// From [probe]: samples_per_peer, connect_timeout, echo_timeout.
+// From [probes.tcp]: samples, connect_timeout, echo_timeout.
 KindRegistration tcpKindRegistration();
 
 }  // namespace fabricwatch::probes::peer

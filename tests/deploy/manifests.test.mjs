@@ -59,6 +59,29 @@ test("a value of the wrong type is rejected", async () => {
 });
 
 describe("the DaemonSet", () => {
+  test("passes only flags fabricwatch serve accepts, with values it accepts", () => {
+    const help = spawnSync(binary, ["serve", "--help"], { encoding: "utf8" }).stdout;
+    let fabric = 0;
+    for (const [d, objs] of deployments()) {
+      const [command, ...args] = find(objs, "DaemonSet")[0].spec.template.spec.containers[0].args;
+      assert.equal(command, "serve", rel(d));
+      for (const a of args) {
+        const flag = a.split("=")[0];
+        assert.ok(help.includes(`  ${flag}=`) || help.includes(`  ${flag} `), `${rel(d)}: ${flag}`);
+        if (flag === "--probe.fabric.provider") {
+          // Validated as the configuration key it overrides.
+          const dir = mkdtempSync(path.join(tmp, "flag-"));
+          const file = path.join(dir, "fw.toml");
+          writeFileSync(file, `[probes.fabric]\nprovider = "${a.slice(a.indexOf("=") + 1)}"\n`);
+          const r = spawnSync(binary, ["config", "validate", file], { encoding: "utf8" });
+          assert.equal(r.status, 0, `${rel(d)}: ${a}: ${r.stdout}${r.stderr}`);
+          fabric++;
+        }
+      }
+    }
+    assert.ok(fabric >= 1, "the EFA fabric probe overlay pins its provider");
+  });
+
   test("runs on the host's network, reads the host read-only, names its node", () => {
     for (const [d, objs] of deployments()) {
       const ds = find(objs, "DaemonSet")[0];

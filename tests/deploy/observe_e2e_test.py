@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """End to end with real components: five `fabricwatch serve` instances on copies of the fixture
-roots (p5_efa, ib_ndr, broken, roce_v2, erdma) with the peer mesh on, a real Prometheus
+roots (p5_efa, ib_ndr, broken, roce_v2, erdma) with the peer mesh and the fabric probe (tcp
+provider) on, a real Prometheus
 scraping them every second with the shipped rules, a real Alertmanager, and a webhook receiver
 run here. The test
 
@@ -9,8 +10,10 @@ run here. The test
 2. injects faults (a port DOWN, a link error counter rising, a flapping link, EFA retransmits,
    a GPU link at x8, a job's NCCL log without GPUDirect RDMA, a policy violation, a failing
    source, failed config and policy reloads,
-   a peer cut off, a missed secret rotation, a broken discovery file, a pending member and, when a
-   private network namespace is available, a DNS failure), asserts through Prometheus' HTTP
+   a peer cut off, a missed secret rotation, a broken discovery file, a pending member, a fabric
+   probe without a provider, a node whose fabric latency rises and bandwidth falls and whose
+   fabric probes fail and, when a private network namespace is available, a DNS failure),
+   asserts through Prometheus' HTTP
    API and the webhook that the matching alerts fire, repairs, and asserts they resolve;
 3. checks that every alert fired at some point, except those that need a state no live
    instance here can be put in (listed in NOT_REPRODUCED with why; promtool tests cover
@@ -108,6 +111,13 @@ extra_metrics = ["*"]
 }
 SECRET = "observe-e2e-secret-0123456789abcdef"
 ROTATED_SECRET = "observe-e2e-rotated-0123456789abcdef"
+# Rules that compare a node's fabric measurements with its own best: on a loaded 2-core machine
+# the healthy loopback fabric of this test swings by more than their factors (a preemption in a
+# probe is milliseconds against microseconds), so after the repair they may go pending again.
+# For these the test asks that the alert resolved (Prometheus and the webhook) once after the
+# repair, not that it stays inactive.
+MEASURED_AGAINST_OWN_BEST = {"FabricwatchFabricLatencyHigh", "FabricwatchFabricBandwidthLow",
+                             "FabricwatchFabricProbeFailing"}
 GRAFANA_INTERVALS = {"__rate_interval": "10s", "__interval": "2s", "__range": "1m"}
 
 ERRORS_PACK = """\
@@ -283,9 +293,13 @@ class Webhook:
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
-    def seen(self, status, labels):
+    def seen(self, status, labels, since=0):
         with self.lock:
-            return any(s == status and matches(l, labels) for s, l in self.events)
+            return any(s == status and matches(l, labels) for s, l in self.events[since:])
+
+    def mark(self):
+        with self.lock:
+            return len(self.events)
 
     def close(self):
         self.server.shutdown()
@@ -414,6 +428,8 @@ class Node:
         self.web_port = None
         self.instance = None
         self.process = None
+        # The fabric probe's sizes (a fault makes them large and small: fabric_fault()).
+        self.latency_size, self.bandwidth_size, self.bandwidth_window = "64B", "64KiB", 4
 
     def config_text(self):
         return f"""\
@@ -432,6 +448,18 @@ secret_file = "{self.secret}"
 interval = "1s"
 peers_file = "{self.peers_file}"
 grace_period = "2s"
+# 22 pings, not the default 210: a probe fits its 200 ms with room on a loaded machine.
+[probes.fabric]
+enabled = true
+provider = "tcp"
+warmup = 2
+iterations = 20
+latency_size = "{self.latency_size}"
+bandwidth_interval = "1s"
+bandwidth_size = "{self.bandwidth_size}"
+bandwidth_window = {self.bandwidth_window}
+bandwidth_bytes = "512KiB"
+timeout = "200ms"
 [policy]
 paths = ["{os.path.join(self.dir, 'policies')}"]
 reload_interval = "1s"
@@ -494,6 +522,7 @@ class Lab:
         self.webhook = None
         self.prom = None
         self.seen_firing = set()
+        self.bumper = None
 
     # setup -----------------------------------------------------------------------------------
 
@@ -624,13 +653,18 @@ class Lab:
             raise Failure(f"{e}\nnot firing (Prometheus and webhook): {missing}\n"
                           f"Prometheus alerts: {self.alert_summary()}")
 
-    def wait_resolved(self, expectations):
-        left = []
+    def wait_resolved(self, expectations, since):
+        """since: the webhook's mark() at the repair."""
+        left, resolved = [], []
 
         def done():
             self.firing({})  # keeps seen_firing current
-            left[:] = [w for w in expectations
-                       if self.active(w) or not self.webhook.seen("resolved", w)]
+            for w in expectations:
+                if w not in resolved and not self.active(w) and self.webhook.seen(
+                        "resolved", w, since):
+                    resolved.append(w)
+            left[:] = [w for w in expectations if w not in resolved or (
+                w["alertname"] not in MEASURED_AGAINST_OWN_BEST and self.active(w))]
             return not left
         try:
             wait_for("alerts to resolve and reach the webhook as resolved", done,
@@ -747,8 +781,45 @@ class Lab:
               lambda: os.rename(moved, broken.peers_file),
               {"alertname": "FabricwatchPeerDiscoveryFailing", "instance": broken.instance})
 
+        # The fabric probe (tcp provider on every node; a 200 ms timeout, so that it still
+        # has room in a 1 s round when another kind waits on the stopped roce). ib: reloaded
+        # with provider efa, which has no device here. erdma: reloaded with 1 MiB pings and
+        # 4 KiB bandwidth messages one at a time: its latency rises (over 10x) and its
+        # bandwidth falls (over 10x) against its own best; its probes of roce (stopped), p5
+        # (another secret) and ib (no endpoint) fail. The latency alert needs erdma's series
+        # without gaps for its `for`, and a peer's series goes after two failed probes in a
+        # row: so its probe of broken must fit the 200 ms with room to spare on a loaded
+        # machine (4 MiB pings did not: 6 round trips of up to 80 ms each, and 128 bandwidth
+        # windows after them, timed out, and each failure reopened both endpoints). Hence
+        # 1 MiB, 5 pings, 16 bandwidth windows. erdma's reload must land before its invalid
+        # configuration below (which then keeps this one running).
+        def reload(node, edit):
+            def apply():
+                before = self.procs.log_text(node.name).count("configuration reloaded")
+                write(node.config, edit(node.config_text()))
+                node.process.send_signal(signal.SIGHUP)
+                wait_for(f"{node.name} to reload", lambda: self.procs.log_text(node.name).count(
+                    "configuration reloaded") > before, procs=self.procs)
+            return apply
+
+        fault("ib: fabric provider efa (no device)",
+              reload(ib, lambda t: t.replace('provider = "tcp"', 'provider = "efa"')),
+              reload(ib, lambda t: t),
+              {"alertname": "FabricwatchFabricProbeUnavailable", "instance": ib.instance,
+               "reason": "fi_getinfo: No data available"})
+        fault("erdma: fabric latency up, bandwidth down, probes failing",
+              reload(erdma, lambda t: t.replace('latency_size = "64B"', 'latency_size = "1MiB"')
+                     .replace("iterations = 20", "iterations = 5").replace("warmup = 2", "warmup = 1")
+                     .replace('bandwidth_size = "64KiB"', 'bandwidth_size = "4KiB"')
+                     .replace("bandwidth_window = 4", "bandwidth_window = 1")
+                     .replace('bandwidth_bytes = "512KiB"', 'bandwidth_bytes = "64KiB"')),
+              lambda: None,  # erdma's configuration repair below reloads the original
+              {"alertname": "FabricwatchFabricLatencyHigh", "instance": erdma.instance},
+              {"alertname": "FabricwatchFabricBandwidthLow", "instance": erdma.instance},
+              {"alertname": "FabricwatchFabricProbeFailing", "instance": erdma.instance})
+
         # erdma: reloads, a source, a member that never answers
-        good_config = read(erdma.config)
+        good_config = erdma.config_text()
         fault("erdma: invalid configuration reloaded",
               lambda: (write(erdma.config, good_config + "[collect\n"),
                        erdma.process.send_signal(signal.SIGHUP)),
@@ -828,6 +899,7 @@ def run(lab):
     log("rotate the peer secret on every node but p5")
     lab.rotate_secret()
     faults, bumper = lab.faults()
+    lab.bumper = bumper  # stopped in main() too: a failed run must not bump removed files
     for what, inject, _, _ in faults:
         log(f"inject: {what}")
         inject()
@@ -842,10 +914,11 @@ def run(lab):
         f"{len(records)} recording rules have returned data")
 
     bumper.stop()
+    repaired = lab.webhook.mark()
     for what, _, repair, _ in faults:
         log(f"repair: {what}")
         repair()
-    lab.wait_resolved(expected)
+    lab.wait_resolved(expected, repaired)
     log(f"all injected alerts resolved, in Prometheus and at the webhook "
         f"({time.monotonic() - t0:.1f}s)")
     lab.wait_firing(lab.standing())
@@ -935,6 +1008,8 @@ def main():
             print(f"--- {name} log (tail) ---\n{lab.procs.log_text(name)[-2000:]}")
         return 1
     finally:
+        if lab.bumper:
+            lab.bumper.stop()
         lab.procs.stop()
         if lab.webhook:
             lab.webhook.close()

@@ -34,6 +34,7 @@ std::string stable(const std::string& metrics) {
                                          "fabricwatch_build_info",
                                          "fabricwatch_http_",
                                          "fabricwatch_config_",
+                                         "fabricwatch_web_config_",
                                          "fabricwatch_snapshot_timestamp",
                                          "fabricwatch_source_last_run_",
                                          "fabricwatch_policy_last_reload_timestamp"};

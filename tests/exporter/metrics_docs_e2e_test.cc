@@ -1,10 +1,6 @@
 // docs/metrics.md is the reference for every metric family: this test scrapes the real binary
 // on fixture roots and checks each family's name, type, labels and help against it.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -18,6 +14,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -119,19 +116,6 @@ std::set<std::string> checkAgainstDocs(const std::string& exposition, const std:
   return seen;
 }
 
-// A port that was free a moment ago (the peer listener needs one known in advance).
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
-
 // A configuration that turns every optional series on ("*" in every table that has some).
 std::string everythingConfig(const TempDir& dir) {
   return dir.write("all.toml",
@@ -231,11 +215,13 @@ TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {
   TempDir tmp;
   std::string secret = tmp.write("secret", "0123456789abcdef0123456789abcdef\n");
   int pa = freePort(), pb = freePort();
+  // With the fabric probe on (tcp provider), so that its families are checked as well.
   auto peer = [&](int own, int other, const char* name) {
     return startDaemon({"--peer.listen-address=127.0.0.1:" + std::to_string(own),
                         "--peers=127.0.0.1:" + std::to_string(other),
                         "--peer.secret-file=" + secret, std::string("--node.name=") + name,
-                        "--probe.interval=200ms"});
+                        "--probe.interval=1s", "--probe.fabric.enabled=true",
+                        "--probe.fabric.provider=tcp"});
   };
   auto a = peer(pa, pb, "a");
   auto b = peer(pb, pa, "b");
@@ -243,10 +229,11 @@ TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {
   ASSERT_GT(b.port, 0) << b.process->stderrText();
   // Wait until a has probed b, so that the per-peer families are present.
   std::string body;
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < end) {
     auto m = a.get("/metrics");
-    if (m && m->body.find("fabricwatch_probe_tcp_peer_up{") != std::string::npos) {
+    if (m && m->body.find("fabricwatch_probe_tcp_peer_up{") != std::string::npos &&
+        m->body.find("fabricwatch_probe_fabric_peer_up{") != std::string::npos) {
       body = m->body;
       break;
     }
@@ -255,6 +242,7 @@ TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {
   ASSERT_FALSE(body.empty()) << a.process->stderrText();
   auto seen = checkAgainstDocs(body, "a mesh-enabled daemon");
   EXPECT_TRUE(seen.count("fabricwatch_peer_members"));
+  EXPECT_TRUE(seen.count("fabricwatch_probe_fabric_info"));
 }
 
 TEST(MetricsDocsE2ETest, NcclKindAndWorkloadFamiliesAreDocumentedExactly) {

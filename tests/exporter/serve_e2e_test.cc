@@ -179,12 +179,6 @@ TEST(ServeE2ETest, InvalidConfigExitsTwoWithPositionedMessages) {
   EXPECT_NE(r.err.find(file + ":4:12: bad duration \"5 parsecs\""), std::string::npos) << r.err;
 }
 
-TEST(ServeE2ETest, WebConfigFileIsRefusedNotIgnored) {
-  auto r = runCommand({binaryPath(), "serve", "--web.config.file=/etc/web.yml"});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("not supported yet"), std::string::npos) << r.err;
-}
-
 TEST(ServeE2ETest, PortInUseExitsNonZeroWithAClearMessage) {
   auto first = startDaemon({});
   ASSERT_GT(first.port, 0);

@@ -46,9 +46,10 @@ class MeshTest : public ::testing::Test {
     good_secret_ = dir_.write("good.secret", "a-shared-secret-for-the-mesh-test\n");
     wrong_secret_ = dir_.write("wrong.secret", "not-the-same-secret-at-all-000000\n");
     config_ = dir_.write("fabricwatch.toml",
-                         "[probe]\n"
-                         "dns_probe = false\n"  // no resolver inside the namespaces
-                         "samples_per_peer = 3\n"
+                         "[probes.dns]\n"
+                         "enabled = false\n"  // no resolver inside the namespaces
+                         "[probes.tcp]\n"
+                         "samples = 3\n"
                          "[collect.sources.kernel]\nenabled = false\n");
     for (int h = 1; h <= kWrong; ++h) members_ += (h > 1 ? "," : "") + peerAddr(h);
     for (int h = 1; h <= kWrong; ++h) start(h);

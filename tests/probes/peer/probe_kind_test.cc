@@ -141,8 +141,9 @@ class ProbeKindTest : public ::testing::Test {
                                    const std::string& peers, bool token = true) {
     std::string text = "[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
                        "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" +
-                       "connect_timeout = \"500ms\"\necho_timeout = \"500ms\"\n" + "peers = [\"" +
-                       peers + "\"]\n" + "[probes.dns]\nenabled = false\n" +
+                       "peers = [\"" + peers + "\"]\n" +
+                       "[probes.tcp]\nconnect_timeout = \"500ms\"\necho_timeout = \"500ms\"\n" +
+                       "[probes.dns]\nenabled = false\n" +
                        "[probes.token]\nenabled = " + (token ? "true" : "false") + "\n";
     config::LoadOptions opts;
     opts.known_probe_kinds = probeKindNames();
@@ -236,9 +237,9 @@ TEST_F(ProbeKindTest, KindsAreNamedInTheConfiguration) {
   auto r = config::loadConfig("[probes.tokn]\nenabled = true\n", "t.toml", opts);
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].line, 1);
-  EXPECT_NE(
-      r.problems[0].message.find("unknown probe kind \"tokn\" (known: tcp, dns, nccl, token)"),
-      std::string::npos)
+  EXPECT_NE(r.problems[0].message.find(
+                "unknown probe kind \"tokn\" (known: tcp, dns, fabric, nccl, token)"),
+            std::string::npos)
       << r.problems[0].message;
 }
 

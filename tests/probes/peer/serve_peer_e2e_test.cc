@@ -60,7 +60,7 @@ TEST(ServePeerTest, ReloadRestartsTheMesh) {
                    "--peer.secret-file=" + secret, "--peers=" + a_addr, "--probe.interval=500ms"});
   ASSERT_NE(b.port, 0) << b.process->stderrText();
   std::string head = "[peer]\nsecret_file = \"" + secret + "\"\nlisten_address = \"" + a_addr +
-                     "\"\n[probe]\ninterval = \"500ms\"\ndns_probe = false\n";
+                     "\"\n[probes.dns]\nenabled = false\n[probe]\ninterval = \"500ms\"\n";
   std::string cfg = dir.write("fw.toml", head + "peers = [\"" + a_addr + "\"]\n");
   RunningDaemon a = startDaemon({"--config.file=" + cfg, "--node.name=a"});
   ASSERT_NE(a.port, 0) << a.process->stderrText();

@@ -7,6 +7,7 @@ find_package(prometheus-cpp CONFIG REQUIRED)   # core: metric families and the t
 find_package(yaml-cpp REQUIRED)
 find_package(tomlplusplus REQUIRED)
 find_package(OpenSSL REQUIRED)
+find_package(ZLIB REQUIRED)                    # gzip for /metrics (exporter/gzip.h)
 pkg_check_modules(LIBFABRIC REQUIRED IMPORTED_TARGET libfabric)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)

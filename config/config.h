@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/metric_selection.h"
 
 namespace fabricwatch::config {
 
@@ -172,6 +173,14 @@ struct Config {
     bool ncclEnabled() const { return enabled("nccl", false); }
     bool operator==(const Probes&) const = default;
   } probes;
+
+  // The series budget: optional series turned on, as selectors (core/metric_selection.h), by
+  // the table that holds the `extra_metrics` key: "collect" (the pipeline's own families),
+  // "collect.sources.<name>", "policy", "probes.<kind>". docs/metrics.md, "Series budget".
+  struct Metrics {
+    std::map<std::string, std::vector<std::string>, std::less<>> extra;
+    bool operator==(const Metrics&) const = default;
+  } metrics;
 
   struct Policy {
     // Pack files or directories, loaded after the shipped packs; a pack here replaces a shipped

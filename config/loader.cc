@@ -126,6 +126,30 @@ Setter stringListKey(std::function<std::optional<std::string>(const std::string&
   };
 }
 
+// extra_metrics under `owner` (the table's path, "collect.sources.*" with the name filled in).
+Setter extraMetricsKey(std::string owner) {
+  return [owner](Config& c, const toml::node& n,
+                 const std::string& wild) -> std::optional<std::string> {
+    const toml::array* arr = n.as_array();
+    if (!arr) return "expected an array of strings, got " + typeName(n);
+    std::vector<std::string> out;
+    for (const auto& item : *arr) {
+      auto v = item.value<std::string>();
+      if (!item.is_string() || !v) return "expected an array of strings, found " + typeName(item);
+      std::string error;
+      if (*v != "*" && !core::parseSelector(*v, &error)) return error;
+      out.push_back(*v);
+    }
+    std::string key = owner;
+    if (auto star = key.find('*'); star != std::string::npos) key.replace(star, 1, wild);
+    if (out.empty())
+      c.metrics.extra.erase(key);
+    else
+      c.metrics.extra[key] = std::move(out);
+    return std::nullopt;
+  };
+}
+
 // "256MiB", "1GiB", "4096" -> bytes; nullopt when malformed.
 std::optional<uint64_t> parseByteSize(const std::string& s) {
   size_t n = 0;
@@ -242,6 +266,8 @@ const std::vector<Key>& schema() {
        durationKey(milliseconds(10), hours(1),
                    [](Config& c, Duration d, const std::string&) { c.collect.timeout = d; })},
       {"collect.jitter", doubleKey(0.0, 0.5, [](Config& c, double v) { c.collect.jitter = v; })},
+      {"collect.extra_metrics", extraMetricsKey("collect")},
+      {"collect.sources.*.extra_metrics", extraMetricsKey("collect.sources.*")},
       {"collect.sources.*.enabled", boolKey([](Config& c, bool v, const std::string& name) {
          c.collect.sources[name].enabled = v;
        })},
@@ -395,6 +421,8 @@ const std::vector<Key>& schema() {
       {"probes.*.enabled", boolKey([](Config& c, bool v, const std::string& kind) {
          c.probes.kinds[kind].enabled = v;
        })},
+      {"probes.*.extra_metrics", extraMetricsKey("probes.*")},
+      {"policy.extra_metrics", extraMetricsKey("policy")},
       {"probes.tcp.samples",
        intKey(1, 100, [](Config& c, int64_t v) { c.probes.tcp.samples = static_cast<int>(v); })},
       {"probes.tcp.connect_timeout", durationKey(milliseconds(10), milliseconds(60000),
@@ -610,7 +638,36 @@ class Walker {
 
 // Cross-key checks that no single key can make. Each problem points at the first of the keys
 // involved that the file sets: the one to change.
-void validate(LoadResult& r, std::string_view file, const Walker& w) {
+// Each extra_metrics selector names an optional family of its table's renderer.
+void validateExtraMetrics(const Config& c, const LoadOptions& opts,
+                          const std::function<void(const std::string&, std::string)>& add) {
+  if (opts.optional_metrics.empty()) return;
+  for (const auto& [owner, selectors] : c.metrics.extra) {
+    auto it = opts.optional_metrics.find(owner);
+    const std::vector<core::OptionalMetric> none;
+    const auto& declared = it == opts.optional_metrics.end() ? none : it->second;
+    std::string known;
+    for (const auto& d : declared) known += (known.empty() ? "" : ", ") + d.family;
+    for (const auto& text : selectors) {
+      if (text == "*") continue;
+      auto s = core::parseSelector(text, nullptr);
+      const core::OptionalMetric* match = nullptr;
+      for (const auto& d : declared)
+        if (d.family == s->family) match = &d;
+      std::string key = owner + ".extra_metrics";
+      if (!match) {
+        add(key, "[" + owner + "] has no optional family " + s->family +
+                     (known.empty() ? " (it has none)" : " (optional: " + known + ")"));
+      } else if (!s->label.empty() && s->label != match->label) {
+        add(key, s->family + " is selected " +
+                     (match->label.empty() ? std::string("as a whole (no {label=...})")
+                                           : "by its label " + match->label + ", not " + s->label));
+      }
+    }
+  }
+}
+
+void validate(LoadResult& r, std::string_view file, const Walker& w, const LoadOptions& opts) {
   const auto& c = r.config.collect;
   auto add = [&](std::initializer_list<std::string> keys, std::string msg) {
     for (const auto& k : keys) {
@@ -657,6 +714,8 @@ void validate(LoadResult& r, std::string_view file, const Walker& w) {
         "probes.fabric.bandwidth_round_bytes must not be less than probes.fabric.bandwidth_bytes");
   if (auto err = checkPeerConfig(r.config))
     add({"probe.peers", "probe.dns_name", "probe.peers_file", "peer.secret_file"}, *err);
+  validateExtraMetrics(
+      r.config, opts, [&](const std::string& key, std::string msg) { add({key}, std::move(msg)); });
 }
 
 }  // namespace
@@ -699,7 +758,7 @@ LoadResult loadOnto(const Config& base, std::string_view text, std::string_view 
   }
   Walker walker(text, file, opts, r);
   walker.walk(table, "");
-  if (r.ok()) validate(r, file, walker);
+  if (r.ok()) validate(r, file, walker, opts);
   return r;
 }
 

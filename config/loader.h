@@ -2,6 +2,7 @@
 // Loads the daemon configuration from TOML. Every problem (syntax, unknown key, wrong type,
 // value out of range, bad duration) comes back as a positioned Diagnostic; nothing throws.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@ struct LoadOptions {
   std::vector<std::string> known_sources;
   // Probe kinds accepted under [probes.<kind>]; empty accepts any name.
   std::vector<std::string> known_probe_kinds = {};
+  // The optional metrics each table may turn on with extra_metrics ("collect.sources.rdma" ->
+  // its declarations); empty accepts any well-formed selector.
+  std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optional_metrics = {};
 };
 
 struct LoadResult {

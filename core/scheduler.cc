@@ -223,6 +223,7 @@ void Scheduler::publishLocked() {
     if (slot->status.ran) {
       mergeFacts(snap->facts, slot->last.facts);
       if (slot->last.metrics) snap->captured_metrics.push_back(slot->last.metrics);
+      if (slot->last.api) snap->captured_api[slot->status.name] = slot->last.api;
     } else {
       snap->complete = false;
     }

@@ -5,11 +5,13 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/metric_selection.h"
 #include "core/source.h"
 #include "core/value.h"
 
@@ -47,6 +49,19 @@ struct Violation {
   std::string metric_subject;
 };
 
+// A snapshot's metric families rendered once, when it is published (exporter/exposition.h):
+// every scrape of the snapshot serves these bytes as they are and renders only what changes per
+// request (fabricwatch's own HTTP and process metrics) after them.
+struct Exposition {
+  std::string text;  // the Prometheus text format
+  // The same text as the start of a gzip member: the 10-byte header and raw deflate blocks
+  // that end on a byte boundary without a final block (a full flush), so that a scrape appends
+  // its own part as further deflate blocks and the trailer, and sends one valid gzip member.
+  std::string gzip_prefix;
+  uint32_t crc32 = 0;  // of text, for the trailer's CRC (crc32_combine)
+  size_t series = 0;   // samples in text, for the series budget and the benchmarks
+};
+
 struct Snapshot {
   uint64_t generation = 0;
   std::chrono::system_clock::time_point published_at{};
@@ -61,6 +76,12 @@ struct Snapshot {
   // Families sources captured with their facts (Collection::metrics), by source; rendered as
   // they are.
   std::vector<std::shared_ptr<const MetricFamilies>> captured_metrics;
+  // The documents sources captured for the API (Collection::api), by source name.
+  std::map<std::string, std::shared_ptr<const Value>, std::less<>> captured_api;
+  // The optional series to render (null: the defaults; core/metric_selection.h).
+  std::shared_ptr<const MetricSelection> metric_selection;
+  // The rendered metrics (null where nothing renders them: `check`, `facts`, most tests).
+  std::shared_ptr<const Exposition> exposition;
 };
 
 // Holds the current snapshot. Both sides hold the lock only to copy or swap one shared_ptr (a

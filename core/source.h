@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/metric_selection.h"
 #include "core/metrics.h"
 #include "core/value.h"
 
@@ -33,6 +34,9 @@ struct Collection {
   // published with the snapshot and rendered from it, so that a scrape never reads a live
   // object and every series of one scrape comes from one snapshot.
   std::shared_ptr<const MetricFamilies> metrics;
+  // A document the API serves for this source beyond its facts (the mesh's /api/v1/peers),
+  // captured with the facts for the same reason; null when the source has none.
+  std::shared_ptr<const Value> api;
 
   // What was cut short at a bound (a directory with more entries than are read, a collection
   // over its memory budget): host paths, the first few. The scheduler publishes them as the
@@ -56,6 +60,8 @@ class MetricRenderer {
   // Appends metric families derived from the snapshot. Called on every scrape: keep it cheap,
   // never block, never do I/O.
   virtual void renderMetrics(const Snapshot& snapshot, MetricFamilies& out) const {}
+  // The long tails it serves only when a configuration turns them on (metric_selection.h).
+  virtual std::vector<OptionalMetric> optionalMetrics() const { return {}; }
 };
 
 class Source : public MetricRenderer {

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "core/value_format.h"
+#include "probes/peer/peer_prober.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -26,7 +27,9 @@ core::Value sourcesValue(const core::Snapshot& s) {
   return list;
 }
 
-HttpResponse notReady() { return {503, kJson, "{\"error\":\"no snapshot published yet\"}\n"}; }
+HttpResponse notReady(std::string_view why = "no snapshot published yet") {
+  return {503, kJson, "{\"error\":\"" + std::string(why) + "\"}\n"};
+}
 
 }  // namespace
 
@@ -72,18 +75,18 @@ HttpResponse violationsJson(const core::Snapshot* snap) {
   return {200, kJson, core::toJson(doc) + "\n"};
 }
 
-HttpResponse peersJson(const core::Value& status) {
-  return {200, kJson, core::toJson(status) + "\n"};
-}
-
-core::Value disabledPeersStatus(const std::string& node_name) {
-  core::Value v = core::Value::map();
-  v["enabled"] = false;
-  v["node"] = node_name;
-  v["members"] = core::Value::list();
-  v["round_peers"] = core::Value::list();
-  v["results"] = core::Value::list();
-  return v;
+HttpResponse peersJson(const core::Snapshot* snap) {
+  if (!snap) return notReady();
+  if (auto it = snap->captured_api.find("peer"); it != snap->captured_api.end() && it->second)
+    return {200, kJson, core::toJson(*it->second) + "\n"};
+  for (const auto& st : snap->sources)
+    if (st.name == "peer") return notReady("the peer source has not run yet");
+  // The peer source is turned off ([collect.sources.peer]): nothing to say but who we are.
+  const core::Value* name = snap->facts.findPath("node.name");
+  return {200, kJson,
+          core::toJson(
+              probes::peer::disabledMeshStatus(name && name->isString() ? name->asString() : "")) +
+              "\n"};
 }
 
 }  // namespace fabricwatch::exporter

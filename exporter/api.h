@@ -13,9 +13,9 @@ HttpResponse factsJson(const core::Snapshot* snap);
 HttpResponse violationsJson(const core::Snapshot* snap);
 // The violations as the API and `check --format json` list them.
 core::Value violationsValue(const std::vector<core::Violation>& violations);
-// /api/v1/peers: the mesh's membership, the current round's peers and their latest results
-// (the prober's status document), or disabledPeersStatus() when the mesh is off.
-HttpResponse peersJson(const core::Value& status);
-core::Value disabledPeersStatus(const std::string& node_name);
+// /api/v1/peers: the mesh's membership, the current round's peers and their latest results,
+// as the peer source captured them with the snapshot's facts (Snapshot::captured_api), or
+// {"enabled": false ...} when the mesh is off.
+HttpResponse peersJson(const core::Snapshot* snap);
 
 }  // namespace fabricwatch::exporter

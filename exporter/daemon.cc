@@ -8,6 +8,7 @@
 #include "core/log.h"
 #include "exporter/api.h"
 #include "exporter/config_flags.h"
+#include "exporter/exposition.h"
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
@@ -16,17 +17,17 @@
 namespace fabricwatch::exporter {
 
 Daemon::Daemon(const FlagSet& flags, config::Config initial)
-    : flags_(flags),
-      config_(std::move(initial)),
-      node_name_(probes::peer::resolveNodeName(config_)) {
+    : flags_(flags), config_(std::move(initial)) {
   applyLogging(config_);
   self_.configReloaded(true);
   http_.observe([this](const std::string& route, int status, double secs) {
     self_.observeRequest(route, status, secs);
   });
   http_.observeDrops([this](HttpDrop reason) { self_.httpDropped(reason); });
-  http_.route("/metrics", [this](const HttpRequest&) {
-    return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", renderMetrics()};
+  http_.route("/metrics", [this](const HttpRequest& req) {
+    // The snapshot's part was rendered when it was published; only the self metrics are
+    // rendered here.
+    return metricsResponse(store_.load(), renderPerRequestMetrics(), req.acceptsEncoding("gzip"));
   });
   http_.route("/healthz", [](const HttpRequest&) { return healthz(); });
   http_.route("/readyz", [this](const HttpRequest&) { return readyz(store_.load().get()); });
@@ -34,18 +35,8 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
               [this](const HttpRequest&) { return factsJson(store_.load().get()); });
   http_.route("/api/v1/violations",
               [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
-  http_.route("/api/v1/peers", [this](const HttpRequest&) {
-    // Handler threads never read config_, which reload() assigns: what they need is copied
-    // under prober_mu_.
-    std::shared_ptr<probes::peer::PeerProber> p;
-    std::string node_name;
-    {
-      std::lock_guard lock(prober_mu_);
-      p = prober_;
-      node_name = node_name_;
-    }
-    return peersJson(p ? p->status() : disabledPeersStatus(node_name));
-  });
+  http_.route("/api/v1/peers",
+              [this](const HttpRequest&) { return peersJson(store_.load().get()); });
   http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
 }
 
@@ -56,10 +47,8 @@ void Daemon::applyLogging(const config::Config& c) {
   core::log::setFormat(c.log.format);
 }
 
-std::string Daemon::renderMetrics() {
+std::string Daemon::renderPerRequestMetrics() {
   auto families = self_.registry()->Collect();
-  auto snapshot_families = collector_.Collect();
-  std::move(snapshot_families.begin(), snapshot_families.end(), std::back_inserter(families));
   appendProcessMetrics(families);
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);
@@ -109,12 +98,10 @@ core::Status Daemon::start() {
     return st;
   }
   if (web_config_) web_config_->start();
-  {
-    std::lock_guard lock(prober_mu_);
-    prober_ = *prober;
-  }
-  scheduler_ = buildScheduler(config_, store_,
-                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
+  prober_ = *prober;
+  scheduler_ = buildScheduler(
+      config_, store_,
+      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -183,14 +170,11 @@ bool Daemon::reload() {
     core::log::warn("config",
                     "the workloads source needs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, which "
                     "were given up at start without it: restart fabricwatch to read workloads");
-  {
-    std::lock_guard lock(prober_mu_);
-    prober_ = prober;
-    node_name_ = probes::peer::resolveNodeName(r.config);
-  }
+  prober_ = prober;
   reloadPacks(r.config);
-  auto next = buildScheduler(r.config, store_,
-                             PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true});
+  auto next = buildScheduler(
+      r.config, store_,
+      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

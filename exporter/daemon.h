@@ -39,22 +39,20 @@ class Daemon {
 
  private:
   void applyLogging(const config::Config& c);
-  std::string renderMetrics();
+  // The self metrics that change per request (HTTP, process), in the text format.
+  std::string renderPerRequestMetrics();
 
   const FlagSet& flags_;
   config::Config config_;
   core::SnapshotStore store_;
   SelfMetrics self_;
-  SnapshotCollector collector_{store_};
   HttpServer http_;
   std::unique_ptr<WebConfigWatcher> web_config_;  // null without --web.config.file
   std::unique_ptr<core::Scheduler> scheduler_;
-  // The peer mesh (null when off) and this node's name; swapped on reload, read by
-  // /api/v1/peers. Handler threads read only these (under prober_mu_), never config_, which
-  // only the signal thread reads and reload() assigns.
-  mutable std::mutex prober_mu_;
+  // The peer mesh (null when off); swapped on reload. Only the thread that starts, reloads and
+  // stops the daemon touches it and config_: HTTP handlers answer from the snapshot alone
+  // (/api/v1/peers from what the peer source captured).
   std::shared_ptr<probes::peer::PeerProber> prober_;
-  std::string node_name_;
   // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
   std::shared_ptr<policy::PackStore> packs_;
   bool reloadPacks(const config::Config& c);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "exporter/exposition.h"
+#include "exporter/snapshot_collector.h"
 #include "probes/nccl/nccl_probe_source.h"
 #include "probes/node/sources.h"
 #include "probes/peer/peer_setup.h"
@@ -74,6 +76,8 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
     }
     sched->addStage(std::make_shared<policy::PolicyStage>(packs, policyStageOptions(cfg)));
   }
+  // Last: it renders what every source and stage before it renders.
+  if (opts.exposition) sched->addStage(std::make_shared<ExpositionStage>(metricSelection(cfg)));
   return sched;
 }
 
@@ -83,8 +87,35 @@ std::vector<std::string> knownSourceNames() {
   return names;
 }
 
+std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optionalMetricsByTable() {
+  std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> out;
+  out["collect"] = pipelineOptionalMetrics();
+  for (const auto& s : probes::node::makeNodeSources())
+    out["collect.sources." + std::string(s->name())] = s->optionalMetrics();
+  out["collect.sources.peer"] = {};
+  out["policy"] = policy::policyOptionalMetrics();
+  for (const auto& k : probes::peer::probeKindNames()) out["probes." + k] = {};
+  return out;
+}
+
+std::shared_ptr<const core::MetricSelection> metricSelection(const config::Config& cfg) {
+  if (cfg.metrics.extra.empty()) return nullptr;
+  auto declared = optionalMetricsByTable();
+  auto sel = std::make_shared<core::MetricSelection>();
+  for (const auto& [table, selectors] : cfg.metrics.extra) {
+    for (const auto& text : selectors) {
+      if (text == "*") {
+        for (const auto& m : declared[table]) sel->add({m.family, "", ""});
+      } else if (auto s = core::parseSelector(text, nullptr)) {
+        sel->add(*s);
+      }
+    }
+  }
+  return sel;
+}
+
 config::LoadOptions configLoadOptions() {
-  return {knownSourceNames(), probes::peer::probeKindNames()};
+  return {knownSourceNames(), probes::peer::probeKindNames(), optionalMetricsByTable()};
 }
 
 }  // namespace fabricwatch::exporter

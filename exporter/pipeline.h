@@ -2,6 +2,7 @@
 // Assembles the snapshot pipeline from a configuration: which sources run, on what schedule,
 // and which stages derive from their facts. Shared by `serve`, `facts` and `check`.
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -26,6 +27,8 @@ struct PipelineOptions {
   // Heavy probes (the local NCCL run, when [probes.nccl] enables it) run only in the daemon: a
   // one-shot `facts` or `check` never starts NCCL.
   bool heavy_probes = false;
+  // Render each snapshot's /metrics exposition when it is published (serve), as the last stage.
+  bool exposition = false;
 };
 
 std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
@@ -36,6 +39,13 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
 // FABRICWATCH_RESOURCE_GROUP from the environment here).
 policy::PackStoreOptions packStoreOptions(const config::Config& cfg);
 policy::StageOptions policyStageOptions(const config::Config& cfg);
+
+// The optional metric families each configuration table may turn on with extra_metrics
+// ("collect", "collect.sources.<name>", "policy", "probes.<kind>"), as their renderers declare
+// them; docs/metrics.md lists them.
+std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optionalMetricsByTable();
+// The selection a configuration asks for ("*" in a table: all of that table's optional series).
+std::shared_ptr<const core::MetricSelection> metricSelection(const config::Config& cfg);
 
 // Every source name the binary knows, for validating [collect.sources.NAME].
 std::vector<std::string> knownSourceNames();

@@ -39,19 +39,33 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
   auto abandoned = core::counterFamily(
       "fabricwatch_source_abandoned_runs_total",
       "Stuck runs of a fact source given up so that a fresh instance of the source could run.");
+  // success, duration, errors and the last run are what the alerts and dashboards read; the
+  // run and failure totals are optional ([collect] extra_metrics). The hardening series
+  // (sanitized strings, truncation, stuck and abandoned runs) are zero on a healthy node: a
+  // source gets them once one is non-zero, every source when the family is selected, so that
+  // a fleet does not pay four series per source for nothing.
+  const bool with_runs = core::wantsFamily(snap, runs.name);
+  const bool with_failures = core::wantsFamily(snap, failures.name);
+  const bool all_sanitized = core::wantsFamily(snap, sanitized.name);
+  const bool all_truncated = core::wantsFamily(snap, truncated.name);
+  const bool all_stuck = core::wantsFamily(snap, stuck.name);
+  const bool all_abandoned = core::wantsFamily(snap, abandoned.name);
   for (const auto& s : snap.sources) {
     if (!s.ran) continue;
     core::LabelPairs l{{"source", s.name}};
     core::addSample(success, l, s.success ? 1 : 0);
     core::addSample(duration, l, s.duration_seconds);
     core::addSample(errors, l, static_cast<double>(s.read_errors_total));
-    core::addSample(runs, l, static_cast<double>(s.runs_total));
-    core::addSample(failures, l, static_cast<double>(s.failures_total));
+    if (with_runs) core::addSample(runs, l, static_cast<double>(s.runs_total));
+    if (with_failures) core::addSample(failures, l, static_cast<double>(s.failures_total));
     core::addSample(last, l, unixSeconds(s.last_run));
-    core::addSample(sanitized, l, static_cast<double>(s.sanitized_total));
-    core::addSample(truncated, l, static_cast<double>(s.truncated));
-    core::addSample(stuck, l, static_cast<double>(s.stuck_runs));
-    core::addSample(abandoned, l, static_cast<double>(s.abandoned_total));
+    if (all_sanitized || s.sanitized_total > 0)
+      core::addSample(sanitized, l, static_cast<double>(s.sanitized_total));
+    if (all_truncated || s.truncated > 0)
+      core::addSample(truncated, l, static_cast<double>(s.truncated));
+    if (all_stuck || s.stuck_runs > 0) core::addSample(stuck, l, static_cast<double>(s.stuck_runs));
+    if (all_abandoned || s.abandoned_total > 0)
+      core::addSample(abandoned, l, static_cast<double>(s.abandoned_total));
   }
   for (auto* f : {&success, &duration, &errors, &runs, &failures, &last, &sanitized, &truncated,
                   &stuck, &abandoned}) {
@@ -67,10 +81,13 @@ core::MetricFamilies renderSnapshot(const core::Snapshot& snap) {
   return out;
 }
 
-std::vector<prometheus::MetricFamily> SnapshotCollector::Collect() const {
-  auto snap = store_.load();
-  if (!snap) return {};
-  return renderSnapshot(*snap);
+std::vector<core::OptionalMetric> pipelineOptionalMetrics() {
+  return {{"fabricwatch_source_runs_total", "", "+1 per source"},
+          {"fabricwatch_source_failures_total", "", "+1 per source"},
+          {"fabricwatch_source_sanitized_strings_total", "", "+1 per source (while zero)"},
+          {"fabricwatch_source_truncated", "", "+1 per source (while zero)"},
+          {"fabricwatch_source_stuck_runs", "", "+1 per source (while zero)"},
+          {"fabricwatch_source_abandoned_runs_total", "", "+1 per source (while zero)"}};
 }
 
 }  // namespace fabricwatch::exporter

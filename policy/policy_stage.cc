@@ -93,6 +93,16 @@ void PolicyStage::apply(core::Snapshot& snapshot) {
   publishEvaluation(e, group, *packs, packs_->lastReload(), total, snapshot);
 }
 
+std::vector<core::OptionalMetric> PolicyStage::optionalMetrics() const {
+  return policyOptionalMetrics();
+}
+
+std::vector<core::OptionalMetric> policyOptionalMetrics() {
+  return {{"fabricwatch_policy_rules_evaluated", "", "+3 per loaded pack (pass, fail, error)"},
+          {"fabricwatch_policy_pack_matched", "", "+1 per loaded pack"},
+          {"fabricwatch_policy_evaluation_duration_seconds", "", "+1 per loaded pack"}};
+}
+
 void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
   auto violation = core::gaugeFamily(
       "fabricwatch_policy_violation",
@@ -122,6 +132,10 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
     auto errors = core::gaugeFamily(
         "fabricwatch_policy_evaluation_errors",
         "Expressions of a pack that could not be evaluated in the last evaluation.");
+    // The errors per pack feed an alert; the rest per pack is optional ([policy] extra_metrics).
+    const bool with_evaluated = core::wantsFamily(snapshot, evaluated.name);
+    const bool with_matched = core::wantsFamily(snapshot, matched.name);
+    const bool with_duration = core::wantsFamily(snapshot, duration.name);
     std::map<std::string, int64_t> errors_by_pack;
     if (const auto* errs = st->find("errors"); errs && errs->isList()) {
       for (const auto& e : errs->asList()) {
@@ -134,18 +148,23 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
         const auto* n = p.find("name");
         if (!n || !n->isString()) continue;
         const std::string& name = n->asString();
-        for (const char* result : {"pass", "fail", "error"}) {
-          core::addSample(evaluated, {{"pack", name}, {"result", result}},
-                          static_cast<double>(intAt(p, result)));
+        if (with_evaluated) {
+          for (const char* result : {"pass", "fail", "error"}) {
+            core::addSample(evaluated, {{"pack", name}, {"result", result}},
+                            static_cast<double>(intAt(p, result)));
+          }
         }
         const auto* m = p.find("matched");
-        core::addSample(matched, {{"pack", name}}, m && m->isBool() && m->asBool() ? 1 : 0);
+        if (with_matched)
+          core::addSample(matched, {{"pack", name}}, m && m->isBool() && m->asBool() ? 1 : 0);
         const auto* d = p.find("duration_seconds");
-        core::addSample(duration, {{"pack", name}}, d && d->isNumber() ? d->asDouble() : 0);
+        if (with_duration)
+          core::addSample(duration, {{"pack", name}}, d && d->isNumber() ? d->asDouble() : 0);
         core::addSample(errors, {{"pack", name}}, static_cast<double>(errors_by_pack[name]));
       }
     }
-    for (auto* f : {&evaluated, &matched, &duration, &errors}) out.push_back(std::move(*f));
+    for (auto* f : {&evaluated, &matched, &duration, &errors})
+      if (!f->metric.empty()) out.push_back(std::move(*f));
 
     auto errors_total = core::counterFamily(
         "fabricwatch_policy_evaluation_errors_total",

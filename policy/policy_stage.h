@@ -30,6 +30,7 @@ class PolicyStage : public core::Stage {
   std::string_view name() const override { return "policy"; }
   void apply(core::Snapshot& snapshot) override;
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+  std::vector<core::OptionalMetric> optionalMetrics() const override;
 
  private:
   std::shared_ptr<PackStore> packs_;
@@ -46,5 +47,8 @@ std::string configuredResourceGroup(const StageOptions& opts);
 // and tests).
 void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const PackSet& packs,
                        const ReloadStatus& reload, uint64_t errors_total, core::Snapshot& snapshot);
+
+// The optional families of the policy metrics: [policy] extra_metrics.
+std::vector<core::OptionalMetric> policyOptionalMetrics();
 
 }  // namespace fabricwatch::policy

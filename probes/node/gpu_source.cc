@@ -112,7 +112,11 @@ void GpuSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamili
     core::addSample(f, {}, n->asDouble());
     out.push_back(std::move(f));
   }
-  renderPcieMetrics(snapshot.facts, out);
+  renderPcieMetrics(snapshot, out);
+}
+
+std::vector<core::OptionalMetric> GpuSource::optionalMetrics() const {
+  return pcieOptionalMetrics();
 }
 
 }  // namespace fabricwatch::probes::node

@@ -21,6 +21,8 @@ class GpuSource : public core::Source {
   std::string_view name() const override { return "gpu"; }
   core::Collection collect(const core::CollectContext& ctx) override;
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+  // The PCIe link families it renders for NICs and GPUs are selected under [collect.sources.gpu].
+  std::vector<core::OptionalMetric> optionalMetrics() const override;
 
  private:
   // A PCI function: a GPU's facts, or nothing for any other function.

@@ -1,6 +1,7 @@
 #include "probes/node/pci.h"
 
 #include "core/metrics.h"
+#include "core/snapshot.h"
 #include "probes/node/pci_parse.h"
 
 namespace fabricwatch::probes::node {
@@ -41,7 +42,17 @@ bool isNvidiaGpu(const PciFunction& f) {
   return cls == 0x0300 || cls == 0x0302;
 }
 
-void renderPcieMetrics(const core::Value& facts, core::MetricFamilies& out) {
+std::vector<core::OptionalMetric> pcieOptionalMetrics() {
+  return {
+      {"fabricwatch_pcie_link_current_width", "", "+1 per RDMA NIC (GPUs have it by default)"},
+      {"fabricwatch_pcie_link_max_width", "", "+1 per RDMA NIC (GPUs have it by default)"},
+      {"fabricwatch_pcie_link_current_speed_transfers_per_second", "", "+1 per RDMA NIC and GPU"},
+      {"fabricwatch_pcie_link_max_speed_transfers_per_second", "", "+1 per RDMA NIC and GPU"},
+  };
+}
+
+void renderPcieMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) {
+  const core::Value& facts = snapshot.facts;
   auto cw = core::gaugeFamily("fabricwatch_pcie_link_current_width",
                               "Negotiated PCIe link width (lanes) of an RDMA NIC or GPU.");
   auto mw = core::gaugeFamily("fabricwatch_pcie_link_max_width",
@@ -53,9 +64,16 @@ void renderPcieMetrics(const core::Value& facts, core::MetricFamilies& out) {
   auto dg = core::gaugeFamily("fabricwatch_pcie_link_degraded",
                               "1 when the PCIe link runs below its maximum width or speed. GPUs "
                               "lower their link speed when idle, so speed alone is not a fault.");
+  auto on = [&](const prometheus::MetricFamily& f) { return core::wantsFamily(snapshot, f.name); };
+  const bool nic_cw = on(cw), nic_mw = on(mw), all_cs = on(cs), all_ms = on(ms);
   auto emit = [&](const core::Value& pcie, const core::LabelPairs& l) {
+    bool gpu = l[1].second == "gpu";
     auto num = [&](const char* key, prometheus::MetricFamily& fam, double scale) {
-      if (const auto* v = pcie.find(key); v && v->isNumber())
+      bool wanted = &fam == &cw   ? gpu || nic_cw
+                    : &fam == &mw ? gpu || nic_mw
+                    : &fam == &cs ? all_cs
+                                  : all_ms;
+      if (const auto* v = pcie.find(key); v && v->isNumber() && wanted)
         core::addSample(fam, l, v->asDouble() * scale);
     };
     num("current_width", cw, 1);

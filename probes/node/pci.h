@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "core/metric_selection.h"
+#include "core/metrics.h"
 #include "core/value.h"
 #include "probes/node/fact_reader.h"
 #include "probes/node/kept_file.h"
@@ -46,7 +48,10 @@ DirReader pciBus(FactReader& r);
 bool isNvidiaGpu(const PciFunction& f);
 
 // The PCIe link metrics for every function with a pcie object in the facts (RDMA NICs, GPUs),
-// one family per quantity so that NICs and GPUs share them.
-void renderPcieMetrics(const core::Value& facts, core::MetricFamilies& out);
+// one family per quantity so that NICs and GPUs share them. By default: degraded for every
+// function, and the current and maximum width of GPUs (an idle GPU lowers its speed, so their
+// alert compares widths); the rest are optional (pcieOptionalMetrics).
+void renderPcieMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out);
+std::vector<core::OptionalMetric> pcieOptionalMetrics();
 
 }  // namespace fabricwatch::probes::node

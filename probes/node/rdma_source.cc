@@ -39,7 +39,37 @@ bool naturalLess(const std::string& a, const std::string& b) {
   return a.size() - i < b.size() - j;
 }
 
+bool contains(std::string_view s, std::initializer_list<std::string_view> parts) {
+  for (auto p : parts)
+    if (s.find(p) != std::string_view::npos) return true;
+  return false;
+}
+
+constexpr std::string_view kStat = "fabricwatch_rdma_port_stat_total";
+constexpr std::string_view kHwStat = "fabricwatch_rdma_port_hw_stat_total";
+
 }  // namespace
+
+// The standard counters (IBA PortCounters and PortCountersExtended) an operator alerts on and
+// draws: every error and discard counter, link downs and recoveries, data and packets sent and
+// received, and the time spent waiting to send (congestion). The unicast and multicast packet
+// counts are the long tail.
+bool defaultPortCounter(std::string_view name) {
+  if (contains(name, {"unicast", "multicast"})) return false;
+  return contains(name, {"error", "discard", "downed", "recovery", "integrity", "overrun",
+                         "dropped", "_data", "_packets", "xmit_wait"});
+}
+
+// Driver counters (hw_counters) differ per driver and version, dozens each: by default those
+// whose name says they count an error, a drop, a retransmission, a timeout, an unresponsive or
+// impaired remote, or congestion (CNP and ECN marks, slow restarts), and EFA's tx_pkts, the
+// denominator of the retransmit ratio. Byte and packet totals, work requests and admin commands are
+// the long tail.
+bool defaultHwCounter(std::string_view name) {
+  return name == "tx_pkts" ||
+         contains(name, {"err", "drop", "discard", "retrans", "timeout", "unresponsive", "impaired",
+                         "out_of_", "duplicate", "nak", "slow_restart", "cnp", "ecn"});
+}
 
 core::Collection RdmaSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
@@ -58,6 +88,18 @@ core::Collection RdmaSource::collect(const core::CollectContext& ctx) {
   for (RdmaDevice* dev : devices_.refresh(cls, names, scan)) devices.push(dev->read(r));
   c.facts["rdma"] = core::Value::map({{"devices", std::move(devices)}});
   return c;
+}
+
+std::vector<core::OptionalMetric> RdmaSource::optionalMetrics() const {
+  return {
+      {"fabricwatch_rdma_device_info", "", "+1 per RDMA device"},
+      {"fabricwatch_rdma_port_info", "", "+1 per EFA port (other ports have it by default)"},
+      {"fabricwatch_rdma_port_phys_state", "", "+1 per EFA port (other ports have it by default)"},
+      {"fabricwatch_rdma_port_rate_bytes_per_second", "",
+       "+1 per EFA port (other ports have it by default)"},
+      {std::string(kStat), "stat", "+1 per port for each standard counter named"},
+      {std::string(kHwStat), "stat", "+1 per port for each driver counter named"},
+  };
 }
 
 void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
@@ -90,17 +132,30 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
     const auto* f = v.find(k);
     return f && f->isString() ? f->asString() : std::string();
   };
+  const bool device_info = core::wantsFamily(snapshot, "fabricwatch_rdma_device_info");
+  // The EFA driver reports its ports' state, physical state and rate as constants (ACTIVE,
+  // LinkUp, 100 Gb/sec 4X EDR, whatever the link does): on EFA ports only the state stays, for
+  // the port counts; the others are opt-in.
+  const bool efa_phys = core::wantsFamily(snapshot, "fabricwatch_rdma_port_phys_state");
+  const bool efa_rate = core::wantsFamily(snapshot, "fabricwatch_rdma_port_rate_bytes_per_second");
+  const bool efa_info = core::wantsFamily(snapshot, "fabricwatch_rdma_port_info");
+  auto wanted = [&](prometheus::MetricFamily* fam, const std::string& stat) {
+    if (fam == &hw) return defaultHwCounter(stat) || core::wantsValue(snapshot, kHwStat, stat);
+    return defaultPortCounter(stat) || core::wantsValue(snapshot, kStat, stat);
+  };
   for (const auto& d : devs->asList()) {
     std::string dev = str(d, "name");
-    core::addSample(info,
-                    {{"device", dev},
-                     {"kind", str(d, "kind")},
-                     {"node_type", str(d, "node_type")},
-                     {"fw_ver", str(d, "fw_ver")},
-                     {"hca_type", str(d, "hca_type")},
-                     {"board_id", str(d, "board_id")},
-                     {"pci_address", str(d, "pci_address")}},
-                    1);
+    bool efa = str(d, "kind") == "efa";
+    if (device_info)
+      core::addSample(info,
+                      {{"device", dev},
+                       {"kind", str(d, "kind")},
+                       {"node_type", str(d, "node_type")},
+                       {"fw_ver", str(d, "fw_ver")},
+                       {"hca_type", str(d, "hca_type")},
+                       {"board_id", str(d, "board_id")},
+                       {"pci_address", str(d, "pci_address")}},
+                      1);
     const auto* ports = d.find("ports");
     if (!ports || !ports->isList()) continue;
     for (const auto& p : ports->asList()) {
@@ -108,21 +163,25 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
       if (!num) continue;
       core::LabelPairs l{{"device", dev}, {"port", std::to_string(num->asInt())}};
       if (const auto* v = p.find("state_code")) core::addSample(state, l, v->asDouble());
-      if (const auto* v = p.find("phys_state_code")) core::addSample(phys, l, v->asDouble());
-      if (const auto* v = p.find("rate_gbps")) core::addSample(rate, l, v->asDouble() * 1e9 / 8);
-      core::addSample(pinfo,
-                      {{"device", dev},
-                       {"port", l[1].second},
-                       {"link_layer", str(p, "link_layer")},
-                       {"rate", str(p, "rate")}},
-                      1);
+      if (const auto* v = p.find("phys_state_code"); v && (!efa || efa_phys))
+        core::addSample(phys, l, v->asDouble());
+      if (const auto* v = p.find("rate_gbps"); v && (!efa || efa_rate))
+        core::addSample(rate, l, v->asDouble() * 1e9 / 8);
+      if (!efa || efa_info) {
+        core::addSample(pinfo,
+                        {{"device", dev},
+                         {"port", l[1].second},
+                         {"link_layer", str(p, "link_layer")},
+                         {"rate", str(p, "rate")}},
+                        1);
+      }
       for (auto [key, fam] :
            {std::pair{"counters", &counters}, std::pair{"counters_ext", &counters},
             std::pair{"hw_counters", &hw}}) {
         const auto* cs = p.find(key);
         if (!cs || !cs->isMap()) continue;
         for (const auto& [cname, cv] : cs->asMap()) {
-          if (!cv.isNumber()) continue;
+          if (!cv.isNumber() || !wanted(fam, cname)) continue;
           core::addSample(*fam, {l[0], l[1], {"stat", cname}}, cv.asDouble());
         }
       }

@@ -14,11 +14,16 @@
 
 namespace fabricwatch::probes::node {
 
+// Whether a counter is served by default (the rest: extra_metrics, docs/metrics.md).
+bool defaultPortCounter(std::string_view name);
+bool defaultHwCounter(std::string_view name);
+
 class RdmaSource : public core::Source {
  public:
   std::string_view name() const override { return "rdma"; }
   core::Collection collect(const core::CollectContext& ctx) override;
   void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+  std::vector<core::OptionalMetric> optionalMetrics() const override;
 
  private:
   ScannedDir<RdmaDevice> devices_;

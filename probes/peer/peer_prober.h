@@ -165,6 +165,8 @@ class PeerProber {
 // The renderings, pure functions of a view (peer_report.cc).
 core::Value meshFacts(const MeshView& v);
 core::Value meshStatus(const MeshView& v);
+// The /api/v1/peers document while the mesh is off: this node's name, no members.
+core::Value disabledMeshStatus(const std::string& node_name);
 void renderMeshMetrics(const MeshView& v, core::MetricFamilies& out);
 
 }  // namespace fabricwatch::probes::peer

@@ -92,6 +92,16 @@ core::Value meshStatus(const MeshView& v) {
   return doc;
 }
 
+core::Value disabledMeshStatus(const std::string& node_name) {
+  core::Value v = core::Value::map();
+  v["enabled"] = false;
+  v["node"] = node_name;
+  v["members"] = core::Value::list();
+  v["round_peers"] = core::Value::list();
+  v["results"] = core::Value::list();
+  return v;
+}
+
 void renderMeshMetrics(const MeshView& v, core::MetricFamilies& out) {
   using core::addSample;
   auto m = core::gaugeFamily("fabricwatch_peer_members",

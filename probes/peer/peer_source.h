@@ -1,8 +1,9 @@
 #pragma once
 // The mesh's face in the snapshot pipeline: a core::Source whose collect() copies the prober's
 // latest results into the facts document (node.name, probes.mesh, probes.tcp, probes.dns) and
-// captures the peer metrics with them (Collection::metrics), so that a scrape renders them from
-// the snapshot, never from the live prober. It never probes: the prober runs its own rounds,
+// captures the peer metrics and the /api/v1/peers document with them (Collection::metrics,
+// Collection::api), so that a scrape or an API call answers from the snapshot, never from the
+// live prober. It never probes: the prober runs its own rounds,
 // and the scheduler calls collect() on its own interval.
 
 #include <memory>
@@ -21,13 +22,17 @@ class PeerSource : public core::Source {
   core::Collection collect(const core::CollectContext&) override {
     core::Collection c;
     if (prober_) {
-      c.facts = prober_->facts();
+      // One view: facts, metrics and the API document describe the same moment.
+      auto view = prober_->view();
+      c.facts = meshFacts(*view);
       auto metrics = std::make_shared<core::MetricFamilies>();
-      prober_->renderMetrics(*metrics);
+      renderMeshMetrics(*view, *metrics);
       c.metrics = std::move(metrics);
+      c.api = std::make_shared<const core::Value>(meshStatus(*view));
     } else {
       c.facts["node"]["name"] = node_name_;
       c.facts["probes"]["mesh"] = core::Value::map({{"members", 0}, {"active", 0}, {"pending", 0}});
+      c.api = std::make_shared<const core::Value>(disabledMeshStatus(node_name_));
     }
     return c;
   }

@@ -290,3 +290,65 @@ TEST(LoaderTest, MissingFileIsAProblemNotACrash) {
 
 }  // namespace
 }  // namespace fabricwatch::config
+
+namespace fabricwatch::config {
+namespace {
+
+LoadOptions withOptionalMetrics() {
+  LoadOptions o;
+  o.known_sources = {"rdma", "kernel"};
+  o.known_probe_kinds = {"tcp"};
+  o.optional_metrics["collect.sources.rdma"] = {
+      {"fabricwatch_rdma_device_info", "", "+1 per device"},
+      {"fabricwatch_rdma_port_hw_stat_total", "stat", "+1 per port per counter"}};
+  o.optional_metrics["collect.sources.kernel"] = {};
+  o.optional_metrics["policy"] = {{"fabricwatch_policy_pack_matched", "", "+1 per pack"}};
+  o.optional_metrics["probes.tcp"] = {};
+  return o;
+}
+
+TEST(LoaderTest, ExtraMetricsSelectOptionalSeriesPerTable) {
+  auto r = loadConfig(
+      "[collect.sources.rdma]\nextra_metrics = [\"fabricwatch_rdma_device_info\", "
+      "'fabricwatch_rdma_port_hw_stat_total{stat=\"tx_bytes\"}']\n[policy]\nextra_metrics = "
+      "[\"*\"]\n",
+      "t.toml", withOptionalMetrics());
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  EXPECT_EQ(r.config.metrics.extra.at("collect.sources.rdma"),
+            (std::vector<std::string>{"fabricwatch_rdma_device_info",
+                                      "fabricwatch_rdma_port_hw_stat_total{stat=\"tx_bytes\"}"}));
+  EXPECT_EQ(r.config.metrics.extra.at("policy"), std::vector<std::string>{"*"});
+  EXPECT_TRUE(loadConfig("", "t.toml", withOptionalMetrics()).config.metrics.extra.empty())
+      << "the default turns nothing optional on";
+}
+
+TEST(LoaderTest, ExtraMetricsProblemsArePositioned) {
+  auto o = withOptionalMetrics();
+  EXPECT_EQ(
+      problem("[collect.sources.rdma]\nextra_metrics = [\"fabricwatch_rdma_devic_info\"]\n", o),
+      "2:17: [collect.sources.rdma] has no optional family fabricwatch_rdma_devic_info "
+      "(optional: fabricwatch_rdma_device_info, fabricwatch_rdma_port_hw_stat_total)");
+  EXPECT_EQ(problem("[collect.sources.kernel]\nextra_metrics = [\"fabricwatch_kernel_info\"]\n", o),
+            "2:17: [collect.sources.kernel] has no optional family fabricwatch_kernel_info (it "
+            "has none)");
+  EXPECT_EQ(problem("[probes.tcp]\nextra_metrics = [\"x\"]\n", o),
+            "2:17: [probes.tcp] has no optional family x (it has none)");
+  EXPECT_EQ(problem("[collect.sources.rdma]\nextra_metrics = "
+                    "['fabricwatch_rdma_device_info{kind=\"efa\"}']\n",
+                    o),
+            "2:17: fabricwatch_rdma_device_info is selected as a whole (no {label=...})");
+  EXPECT_EQ(problem("[collect.sources.rdma]\nextra_metrics = "
+                    "['fabricwatch_rdma_port_hw_stat_total{device=\"x\"}']\n",
+                    o),
+            "2:17: fabricwatch_rdma_port_hw_stat_total is selected by its label stat, not device");
+  EXPECT_EQ(problem("[collect.sources.rdma]\nextra_metrics = ['a{stat=tx}']\n", o),
+            "2:17: \"a{stat=tx}\": expected family{label=\"value\"}");
+  EXPECT_EQ(problem("[collect.sources.rdma]\nextra_metrics = ['9lives']\n", o),
+            "2:17: \"9lives\" is not a metric family name (or family{label=\"value\"})");
+  EXPECT_EQ(
+      problem("[collect.sources.rdma]\nextra_metrics = \"fabricwatch_rdma_device_info\"\n", o),
+      "2:17: expected an array of strings, got string");
+}
+
+}  // namespace
+}  // namespace fabricwatch::config

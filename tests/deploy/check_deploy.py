@@ -9,7 +9,10 @@
   (and docs/alerts.md documents no alert that does not exist), no external URLs, a `for:` of
   at least 5 minutes written in whole minutes or hours, and a severity label;
 - every alert has a promtool test that expects it to fire and one that expects it not to;
-- every dashboard variable a query uses is defined, every panel uses the datasource variable.
+- every dashboard variable a query uses is defined, every panel uses the datasource variable;
+- no rule selects a family that is opt-in everywhere (docs/metrics.md, "Series budget"), and a
+  panel that does is listed in docs/dashboards.md's table of panels that need opt-in series
+  (whose rows name panels that exist).
 
 Exit status 0 when all hold; otherwise each problem is printed and the status is 1.
 """
@@ -53,6 +56,36 @@ def documented_families():
     if not out:
         problem("docs/metrics.md: no metric table found")
     return out
+
+
+def wholly_optional_families():
+    """The families docs/metrics.md's optional-metrics table declares opt-in for every series
+    (not one counter of a family selected by `stat`, not "other ... have it by default")."""
+    text = (ROOT / "docs/metrics.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- optional-metrics:begin -->(.*)<!-- optional-metrics:end -->", text, re.S)
+    if not m:
+        problem("docs/metrics.md: no optional-metrics table")
+        return set()
+    row = re.compile(r"^\| `[^`]+` \| `([a-z_:][a-z0-9_:]*)` \|([^|]*)\|([^|]*)\|", re.M)
+    return {name for name, by, adds in row.findall(m.group(1))
+            if not by.strip() and "by default" not in adds}
+
+
+def opt_in_panels():
+    """{(dashboard file, panel title)} from docs/dashboards.md's opt-in-panels table."""
+    text = (ROOT / "docs/dashboards.md").read_text(encoding="utf-8")
+    m = re.search(r"<!-- opt-in-panels:begin -->(.*)<!-- opt-in-panels:end -->", text, re.S)
+    if not m:
+        problem("docs/dashboards.md: no opt-in-panels table")
+        return set()
+    return set(re.findall(r"^\| `([^`]+\.json)` \| ([^|]+?) \|", m.group(1), re.M))
+
+
+def selected_names(expr):
+    try:
+        return {name for name, _ in promql_names.selectors(expr)}
+    except ValueError:
+        return set()  # check_expr reports it
 
 
 def known_labels(name, families, recorded):
@@ -117,10 +150,14 @@ def minutes(d):
 
 def check_rules(groups, families, recorded):
     alerts = {}
+    optional = wholly_optional_families()
     for fname, g in groups:
         for r in g["rules"]:
             name = r.get("record") or r.get("alert")
             check_expr(r["expr"], f"{fname}: {name}", families, recorded)
+            for n in sorted(selected_names(r["expr"]) & optional):
+                problem(f"{fname}: {name}: `{n}` is opt-in (docs/metrics.md, \"Series budget\"): "
+                        "a default install would never evaluate this rule")
             for d in re.findall(r"\[([^\]]+)\]", r["expr"]):
                 if minutes(d.split(":")[0]) is None:
                     problem(f"{fname}: {name}: range [{d}] is not in whole minutes or hours "
@@ -173,6 +210,9 @@ def check_promtool_coverage(alerts):
 
 def check_dashboards(families, recorded):
     uids = {}
+    optional = wholly_optional_families()
+    listed = opt_in_panels()
+    seen = set()
     if len(DASHBOARDS) < 4:
         problem("deploy/grafana/dashboards: expected the four dashboards")
     for path in DASHBOARDS:
@@ -194,8 +234,13 @@ def check_dashboards(families, recorded):
             problem(f"{name}: two panels are titled {t!r}")
         for p in d["panels"]:
             where = f"{name}: panel {p['title']!r}"
+            seen.add((name, p["title"]))
             if p["type"] in ("row", "text"):
                 continue
+            opt = set().union(*[selected_names(t["expr"]) for t in p.get("targets", [])]) & optional
+            if opt and (name, p["title"]) not in listed:
+                problem(f"{where}: draws opt-in {sorted(opt)}: list it in docs/dashboards.md's "
+                        "table of panels that need opt-in series")
             if not p.get("targets"):
                 problem(f"{where}: no query")
             for t in [p] + p.get("targets", []):
@@ -206,6 +251,8 @@ def check_dashboards(families, recorded):
                 for v in sorted(used - set(variables) - GRAFANA_BUILTINS):
                     problem(f"{where}: uses undefined variable ${v}")
                 check_expr(t["expr"], where, families, recorded)
+    for dash, title in sorted(listed - seen):
+        problem(f"docs/dashboards.md: opt-in panel {title!r} is not a panel of {dash}")
 
 
 def main():

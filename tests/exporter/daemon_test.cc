@@ -170,7 +170,12 @@ TEST(DaemonReloadTest, AMissingPeerSecretFailsTheReloadAndKeepsWhatRuns) {
   auto m = testing::httpGet("127.0.0.1", port, "/metrics");
   ASSERT_TRUE(m);
   EXPECT_NE(m->body.find("\nfabricwatch_config_last_reload_successful 0\n"), std::string::npos);
+  // /api/v1/peers answers from the snapshot: 503 until the peer source has run once.
   auto peers = testing::httpGet("127.0.0.1", port, "/api/v1/peers");
+  for (auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       peers && peers->status == 503 && std::chrono::steady_clock::now() < end;
+       peers = testing::httpGet("127.0.0.1", port, "/api/v1/peers"))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   ASSERT_TRUE(peers);
   EXPECT_NE(peers->body.find("\"enabled\":true"), std::string::npos) << peers->body;
   EXPECT_NE(peers->body.find("\"node-a\""), std::string::npos) << peers->body;

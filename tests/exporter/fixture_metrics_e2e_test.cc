@@ -92,8 +92,8 @@ TEST(FixtureMetricsE2ETest, BrokenNodeMetricsMatchGolden) {
   EXPECT_NE(got.find("fabricwatch_rdma_port_rate_bytes_per_second{device=\"mlx5_5\",port=\"1\"} "
                      "25000000000"),
             std::string::npos);
-  EXPECT_NE(got.find("fabricwatch_pcie_link_current_width{pci_address=\"0000:b3:00.0\","
-                     "function=\"rdma\",device=\"mlx5_6\"} 8"),
+  EXPECT_NE(got.find("fabricwatch_pcie_link_degraded{pci_address=\"0000:b3:00.0\","
+                     "function=\"rdma\",device=\"mlx5_6\"} 1"),
             std::string::npos);
   EXPECT_NE(got.find("fabricwatch_kernel_module_loaded{module=\"nvidia_peermem\"} 0"),
             std::string::npos);

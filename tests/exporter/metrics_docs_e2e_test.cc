@@ -2,6 +2,8 @@
 // on fixture roots and checks each family's name, type, labels and help against it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -114,23 +116,101 @@ std::set<std::string> checkAgainstDocs(const std::string& exposition, const std:
   return seen;
 }
 
+// A configuration that turns every optional series on ("*" in every table that has some).
+std::string everythingConfig(const TempDir& dir) {
+  return dir.write("all.toml",
+                   "[collect]\nextra_metrics = [\"*\"]\n[policy]\nextra_metrics = [\"*\"]\n"
+                   "[collect.sources.rdma]\nextra_metrics = [\"*\"]\n"
+                   "[collect.sources.gpu]\nextra_metrics = [\"*\"]\n");
+}
+
+// The second scrape of a daemon on `root` (it also carries the HTTP request metrics).
+std::string scrape(const std::string& root, const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> args = {"--path.rootfs=" + root};
+  args.insert(args.end(), extra.begin(), extra.end());
+  auto d = startDaemon(args);
+  EXPECT_GT(d.port, 0) << d.process->stderrText();
+  if (d.port == 0 || !d.waitForStatus("/readyz", 200)) return "";
+  d.get("/metrics");
+  auto m = d.get("/metrics");
+  return m ? m->body : "";
+}
+
+size_t seriesIn(const std::string& exposition) {
+  size_t n = 0;
+  std::stringstream in(exposition);
+  std::string line;
+  // Requests to other routes than /metrics (the test's polls of /readyz, which may or may not
+  // see a 503 first) add a series per route and code: not counted.
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    if (line.rfind("fabricwatch_http_requests_total{", 0) == 0 &&
+        line.find("route=\"/metrics\"") == std::string::npos)
+      continue;
+    ++n;
+  }
+  return n;
+}
+
 TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {
   ASSERT_FALSE(documented().empty());
   TempDir minimal;
   minimal.write("proc/sys/kernel/osrelease", "6.1.0\n");
+  TempDir cfg;
+  std::string all = everythingConfig(cfg);
   std::set<std::string> seen;
   for (const auto& root : roots(minimal)) {
-    auto d = startDaemon({"--path.rootfs=" + root});
-    ASSERT_GT(d.port, 0) << d.process->stderrText();
-    ASSERT_TRUE(d.waitForStatus("/readyz", 200)) << root;
-    d.get("/metrics");  // the second scrape also carries the HTTP request metrics
-    auto m = d.get("/metrics");
-    ASSERT_TRUE(m);
-    auto names = checkAgainstDocs(m->body, root);
-    seen.insert(names.begin(), names.end());
+    // With the defaults, and with every optional series on.
+    for (const auto& extra : {std::vector<std::string>{}, {"--config.file=" + all}}) {
+      auto names = checkAgainstDocs(scrape(root, extra), root);
+      seen.insert(names.begin(), names.end());
+    }
   }
   EXPECT_TRUE(seen.count("fabricwatch_build_info"));
   EXPECT_TRUE(seen.count("fabricwatch_rdma_port_state")) << "the fixture roots were not scraped";
+  EXPECT_TRUE(seen.count("fabricwatch_rdma_device_info")) << "the optional series were not on";
+}
+
+// docs/metrics.md states the series per node on every fixture root; the p5 root (32 EFA
+// devices, 8 GPUs) stays under 400 by default. FW_UPDATE_DOCS=1 rewrites the table.
+TEST(MetricsDocsE2ETest, SeriesPerFixtureRootAreDocumented) {
+  TempDir cfg;
+  std::string all = everythingConfig(cfg);
+  std::string table =
+      "| fixture root | RDMA devices | series (default) | series (every optional one on) |\n"
+      "|---|---|---|---|\n";
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(sourceDir() + "/tests/fixtures"))
+    if (e.is_directory() && std::filesystem::exists(e.path() / "sys"))
+      names.push_back(e.path().filename());
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    std::string root = fixture(name);
+    size_t devices = 0;
+    if (std::filesystem::exists(root + "/sys/class/infiniband"))
+      for ([[maybe_unused]] const auto& d :
+           std::filesystem::directory_iterator(root + "/sys/class/infiniband"))
+        ++devices;
+    size_t plain = seriesIn(scrape(root)), full = seriesIn(scrape(root, {"--config.file=" + all}));
+    ASSERT_GT(plain, 0u) << name;
+    if (name == "p5_efa") {
+      EXPECT_LT(plain, 400u) << "the p5 series budget";
+    }
+    table += "| `" + name + "` | " + std::to_string(devices) + " | " + std::to_string(plain) +
+             " | " + std::to_string(full) + " |\n";
+  }
+  std::string path = sourceDir() + "/docs/metrics.md";
+  std::string text = readFile(path);
+  const std::string begin = "<!-- series-per-root:begin -->\n",
+                    end = "<!-- series-per-root:end -->";
+  size_t b = text.find(begin), e = text.find(end);
+  ASSERT_TRUE(b != std::string::npos && e != std::string::npos) << "markers missing in " << path;
+  std::string documented_table = text.substr(b + begin.size(), e - b - begin.size());
+  if (const char* u = std::getenv("FW_UPDATE_DOCS"); u && std::string(u) == "1") {
+    std::ofstream(path) << text.substr(0, b + begin.size()) + table + text.substr(e);
+    return;
+  }
+  EXPECT_EQ(documented_table, table) << "run with FW_UPDATE_DOCS=1 to write the new counts";
 }
 
 TEST(MetricsDocsE2ETest, MeshFamiliesAreDocumentedExactly) {

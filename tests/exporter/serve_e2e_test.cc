@@ -183,7 +183,10 @@ TEST(ServeE2ETest, SighupReloadKeepsRunningConfigWhenTheNewOneIsInvalid) {
 // builds new sources; the old ones must give their descriptors back, not pile them up.
 TEST(ServeE2ETest, ReloadsGiveKeptDescriptorsBack) {
   TempDir cfg;  // with a file, a reload builds a new scheduler and new sources
-  std::string file = cfg.write("fw.toml", "[collect.sources.kernel]\ninterval = \"60s\"\n");
+  // The run counts (optional series) tell when the new scheduler has collected.
+  std::string file = cfg.write("fw.toml",
+                               "[collect]\nextra_metrics = [\"fabricwatch_source_runs_total\"]\n"
+                               "[collect.sources.kernel]\ninterval = \"60s\"\n");
   auto d = startDaemon({"--path.rootfs=" + fixture("p5_efa"), "--config.file=" + file});
   ASSERT_GT(d.port, 0) << d.process->stderrText();
   ASSERT_TRUE(d.waitForStatus("/readyz", 200));

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/scheduler.h"
+#include "exporter/api.h"
 #include "policy/policy_stage.h"
 #include "probes/peer/membership.h"
 #include "probes/peer/peer_prober.h"
@@ -81,6 +82,36 @@ TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) 
   EXPECT_NE(next.find("fabricwatch_peer_rounds_total 2\n"), std::string::npos) << next;
   EXPECT_NE(next.find("fabricwatch_policy_last_reload_successful 0\n"), std::string::npos);
   prober->stop();
+}
+
+// /api/v1/peers answers from the snapshot too: what the peer source captured with the facts,
+// the same round the metrics and facts of that snapshot describe, not the live prober's.
+TEST(RenderSnapshotTest, PeersApiComesFromTheSnapshot) {
+  auto prober = makeProber();
+  ASSERT_TRUE(prober->start());
+  prober->runRound(1);
+  core::SnapshotStore store;
+  core::Scheduler sched(store, core::CollectContext{}, 0);
+  sched.addSource(std::make_shared<probes::peer::PeerSource>(prober, "node-a"), {});
+  sched.runOnce();
+  auto snap = store.load();
+  prober->runRound(2);
+  ASSERT_EQ(prober->status().find("round")->asInt(), 2);
+  auto r = peersJson(snap.get());
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.body.find("\"round\":1"), std::string::npos) << r.body;
+  EXPECT_EQ(snap->facts.findPath("probes.mesh.round")->asInt(), 1);
+  EXPECT_EQ(peersJson(nullptr).status, 503);
+  prober->stop();
+
+  // With the mesh off, the peer source captures the disabled document with the node's name.
+  core::SnapshotStore off_store;
+  core::Scheduler off(off_store, core::CollectContext{}, 0);
+  off.addSource(std::make_shared<probes::peer::PeerSource>(nullptr, "lonely"), {});
+  off.runOnce();
+  auto body = peersJson(off_store.load().get()).body;
+  EXPECT_NE(body.find("\"enabled\":false"), std::string::npos) << body;
+  EXPECT_NE(body.find("\"node\":\"lonely\""), std::string::npos) << body;
 }
 
 }  // namespace

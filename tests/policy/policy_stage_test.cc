@@ -64,6 +64,16 @@ workloads:
   EXPECT_EQ(st->find("resource_group_origin")->asString(), "config");
   EXPECT_EQ(st->find("errors")->size(), 1u);
 
+  // The per-pack details are optional ([policy] extra_metrics): absent by default.
+  std::string plain = render(stage, snap);
+  EXPECT_EQ(plain.find("fabricwatch_policy_rules_evaluated"), std::string::npos) << plain;
+  EXPECT_EQ(plain.find("fabricwatch_policy_evaluation_duration_seconds"), std::string::npos);
+  EXPECT_NE(plain.find("fabricwatch_policy_evaluation_errors{pack=\"demo\"} 1"), std::string::npos)
+      << plain;
+  auto all = std::make_shared<core::MetricSelection>();
+  for (const auto& o : stage.optionalMetrics()) all->add({o.family, "", ""});
+  snap.metric_selection = all;
+
   std::string m = render(stage, snap);
   EXPECT_NE(m.find("fabricwatch_policy_violation{pack=\"demo\",rule=\"release\",severity="
                    "\"critical\",subject=\"node\"} 1"),

@@ -5,14 +5,22 @@
 #include <cmath>
 #include <set>
 
+#include "probes/node/rdma_source.h"
 #include "tests/probes/node/fixture_facts.h"
 
 namespace fabricwatch::probes::node {
 namespace {
 
-core::MetricFamilies renderAll(const core::Value& facts) {
+// Renders with the default series, or with `extra` turned on (selectors as in extra_metrics).
+core::MetricFamilies renderAll(const core::Value& facts,
+                               const std::vector<std::string>& extra = {}) {
   core::Snapshot snap;
   snap.facts = facts;
+  if (!extra.empty()) {
+    auto sel = std::make_shared<core::MetricSelection>();
+    for (const auto& e : extra) sel->add(*core::parseSelector(e, nullptr));
+    snap.metric_selection = sel;
+  }
   core::MetricFamilies out;
   for (auto& s : makeNodeSources()) s->renderMetrics(snap, out);
   return out;
@@ -155,18 +163,94 @@ TEST(RenderMetricsTest, P5Node) {
   EXPECT_EQ(value(m, "fabricwatch_rdma_port_hw_stat_total",
                   {{"device", "rdmap19s0"}, {"port", "1"}, {"stat", "retrans_pkts"}}),
             312);
-  EXPECT_EQ(value(m, "fabricwatch_rdma_port_rate_bytes_per_second", {{"device", "rdmap19s0"}}),
-            100e9 / 8);
-  EXPECT_EQ(value(m, "fabricwatch_pcie_link_max_speed_transfers_per_second",
-                  {{"function", "gpu"}, {"device", "gpu0"}}),
-            32e9);
-  EXPECT_EQ(family(m, "fabricwatch_pcie_link_current_width")->metric.size(), 40u);  // 32 + 8
+  EXPECT_EQ(value(m, "fabricwatch_rdma_port_state", {{"device", "rdmap19s0"}}), 4);
+  EXPECT_EQ(family(m, "fabricwatch_pcie_link_degraded")->metric.size(), 40u);      // 32 + 8
+  EXPECT_EQ(family(m, "fabricwatch_pcie_link_current_width")->metric.size(), 8u);  // GPUs
+  EXPECT_EQ(value(m, "fabricwatch_pcie_link_max_width", {{"function", "gpu"}, {"device", "gpu0"}}),
+            16);
   // Only the hardware interface: loopback (and any veth) stay out of the metrics.
   const auto* up = family(m, "fabricwatch_net_interface_up");
   ASSERT_TRUE(up);
   ASSERT_EQ(up->metric.size(), 1u);
   EXPECT_EQ(up->metric[0].label[0].value, "enp0s5");
   EXPECT_EQ(value(m, "fabricwatch_net_interface_mtu_bytes", {{"interface", "enp0s5"}}), 9001);
+}
+
+// The series budget on the p5 root (32 EFA devices): the EFA driver's constant port gauges,
+// the byte and packet totals among its counters and the NICs' PCIe details are optional; the
+// error and retransmit counters stay.
+TEST(RenderMetricsTest, P5LongTailsAreOptIn) {
+  auto facts = collectFixture("p5_efa").facts;
+  auto m = renderAll(facts);
+  for (const char* f :
+       {"fabricwatch_rdma_device_info", "fabricwatch_rdma_port_info",
+        "fabricwatch_rdma_port_phys_state", "fabricwatch_rdma_port_rate_bytes_per_second",
+        "fabricwatch_pcie_link_current_speed_transfers_per_second",
+        "fabricwatch_pcie_link_max_speed_transfers_per_second"})
+    EXPECT_EQ(family(m, f), nullptr) << f;
+  std::set<std::string> stats;
+  for (const auto& s : family(m, "fabricwatch_rdma_port_hw_stat_total")->metric)
+    stats.insert(s.label.back().value);
+  EXPECT_EQ(stats, (std::set<std::string>{"impaired_remote_conn_events", "retrans_pkts",
+                                          "retrans_timeout_events", "rx_drops", "tx_pkts",
+                                          "unresponsive_remote_events"}));
+  EXPECT_EQ(family(m, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 6);
+
+  auto all = renderAll(
+      facts, {"fabricwatch_rdma_device_info", "fabricwatch_rdma_port_info",
+              "fabricwatch_rdma_port_phys_state", "fabricwatch_rdma_port_rate_bytes_per_second",
+              "fabricwatch_rdma_port_hw_stat_total{stat=\"tx_bytes\"}",
+              "fabricwatch_pcie_link_current_width",
+              "fabricwatch_pcie_link_max_speed_transfers_per_second"});
+  EXPECT_EQ(value(all, "fabricwatch_rdma_port_rate_bytes_per_second", {{"device", "rdmap19s0"}}),
+            100e9 / 8);
+  EXPECT_EQ(value(all, "fabricwatch_rdma_port_phys_state", {{"device", "rdmap19s0"}}), 5);
+  EXPECT_EQ(family(all, "fabricwatch_rdma_device_info")->metric.size(), 32u);
+  EXPECT_EQ(family(all, "fabricwatch_rdma_port_info")->metric.size(), 32u);
+  EXPECT_EQ(family(all, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 7);
+  EXPECT_GT(value(all, "fabricwatch_rdma_port_hw_stat_total",
+                  {{"device", "rdmap19s0"}, {"stat", "tx_bytes"}}),
+            0);
+  EXPECT_EQ(family(all, "fabricwatch_pcie_link_current_width")->metric.size(), 40u);
+  EXPECT_EQ(family(all, "fabricwatch_pcie_link_max_width")->metric.size(), 8u);
+  EXPECT_EQ(value(all, "fabricwatch_pcie_link_max_speed_transfers_per_second",
+                  {{"function", "gpu"}, {"device", "gpu0"}}),
+            32e9);
+}
+
+// On InfiniBand and RoCE ports the port gauges are real signals and stay by default, as do the
+// standard and driver error counters; unicast/multicast packet counts are the long tail.
+TEST(RenderMetricsTest, InfiniBandKeepsPortGaugesAndErrorCounters) {
+  auto m = renderAll(collectFixture("ib_ndr").facts);
+  EXPECT_EQ(value(m, "fabricwatch_rdma_port_phys_state", {{"device", "mlx5_0"}}), 5);
+  EXPECT_GT(value(m, "fabricwatch_rdma_port_rate_bytes_per_second", {{"device", "mlx5_0"}}), 0);
+  EXPECT_FALSE(std::isnan(value(m, "fabricwatch_rdma_port_info", {{"device", "mlx5_0"}})));
+  for (const char* stat : {"symbol_error", "link_downed", "port_rcv_errors", "port_xmit_wait",
+                           "port_xmit_data", "port_rcv_packets"})
+    EXPECT_FALSE(std::isnan(
+        value(m, "fabricwatch_rdma_port_stat_total", {{"device", "mlx5_0"}, {"stat", stat}})))
+        << stat;
+  EXPECT_FALSE(std::isnan(value(m, "fabricwatch_rdma_port_hw_stat_total",
+                                {{"device", "mlx5_0"}, {"stat", "out_of_sequence"}})));
+}
+
+TEST(RenderMetricsTest, DefaultCounterNames) {
+  for (const char* on :
+       {"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+        "port_xmit_discards", "VL15_dropped", "port_xmit_wait", "port_xmit_data_64",
+        "port_rcv_packets", "excessive_buffer_overrun_errors"})
+    EXPECT_TRUE(defaultPortCounter(on)) << on;
+  for (const char* off : {"unicast_xmit_packets", "port_multicast_rcv_packets"})
+    EXPECT_FALSE(defaultPortCounter(off)) << off;
+  for (const char* on :
+       {"retrans_pkts", "retrans_bytes", "rx_drops", "tx_pkts", "unresponsive_remote_events",
+        "impaired_remote_conn_events", "rdma_read_wr_err", "out_of_sequence", "packet_seq_err",
+        "local_ack_timeout_err", "rnr_nak_retry_err", "np_cnp_sent", "np_ecn_marked_roce_packets",
+        "roce_slow_restart", "duplicate_request"})
+    EXPECT_TRUE(defaultHwCounter(on)) << on;
+  for (const char* off :
+       {"tx_bytes", "rx_bytes", "rx_pkts", "rdma_read_bytes", "send_wrs", "submitted_cmds"})
+    EXPECT_FALSE(defaultHwCounter(off)) << off;
 }
 
 TEST(RenderMetricsTest, AbsentFactsRenderNoSeries) {

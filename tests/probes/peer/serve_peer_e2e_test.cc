@@ -35,6 +35,8 @@ TEST(ServePeerTest, RefusesAMeshWithoutASecret) {
 TEST(ServePeerTest, ALoneNodeReportsAnEmptyMembership) {
   RunningDaemon d = startDaemon({"--node.name=lonely"});
   ASSERT_NE(d.port, 0) << d.process->stderrText();
+  // /api/v1/peers answers from the snapshot, as /api/v1/facts does: once one is published.
+  ASSERT_TRUE(d.waitForStatus("/api/v1/peers", 200));
   auto r = d.get("/api/v1/peers");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 200);

@@ -16,13 +16,19 @@ double seconds(Clock::duration d) { return std::chrono::duration<double>(d).coun
 
 // Polls the endpoint's completion queue until the caller has what it waits for, checking the
 // clock, the deadline and the stop flag every 16 polls. It never sleeps while traffic flows (a
-// wake-up per message would be the latency it measures), but every 16 polls without a
-// completion it yields the CPU: where both ends of a session share a core (shm always runs
-// both on one node, and the kernel's wake-up placement often puts the prober and the
-// responder's thread on the same core) that hands the core to the peer at once, about 3 µs per
-// message instead of the 50 µs a longer spin cost; where each end has a core of its own,
-// sched_yield returns at once and the poll loop is a spin. After 10 ms without a completion it
-// naps 50 µs per 16 polls, so that a peer lost mid-session costs little CPU until the deadline.
+// wake-up per message would be the latency it measures). When to yield the CPU depends on
+// where the other end runs, which it infers from where completions turn up:
+// - on a core of its own (the usual case; always across nodes), completions arrive while the
+//   loop spins; it yields only after 50 µs without one, so a busy node's other tasks do not
+//   take the core from a session whose answer is due within microseconds;
+// - on the same core (shm runs both ends on one node, and the kernel's wake-up placement often
+//   puts the prober and the responder's thread together), nothing arrives while it spins and
+//   the answer is there at the first poll after a yield, once the peer has run; then it yields
+//   every 16 polls without a completion, about 3 µs a message where the 50 µs spin cost 53.
+// A score over the latest completions (+1 found right after a yield, -1 found while spinning,
+// within ±8) tells the two apart and follows a migration within a few messages. After 10 ms
+// without a completion it naps 50 µs per 16 polls, so that a peer lost mid-session costs
+// little CPU until the deadline.
 class Waiter {
  public:
   Waiter(Endpoint& ep, Clock::time_point deadline, const std::atomic<bool>* stopping)
@@ -40,7 +46,11 @@ class Waiter {
       return false;
     }
     for (ssize_t i = 0; i < n; ++i) on(c[i]);
-    moved_ = moved_ || n > 0;
+    if (n > 0) {
+      moved_ = true;
+      shared_ = yielded_ ? std::min(shared_ + 1, 8) : std::max(shared_ - 1, -8);
+    }
+    yielded_ = false;
     if ((++polls_ & 15) != 0) return true;
     auto now = Clock::now();
     const bool moved = moved_;
@@ -54,10 +64,13 @@ class Waiter {
       error_ = FabricError{"completion", 0, "stopped", "fabricwatch is stopping"};
       return false;
     }
-    if (now - progress_ > 10ms)
+    auto idle = now - progress_;
+    if (idle > 10ms) {
       std::this_thread::sleep_for(50us);
-    else if (!moved)
+    } else if (!moved && (shared_ > 0 || idle > 50us)) {
       std::this_thread::yield();
+      yielded_ = true;
+    }
     return true;
   }
 
@@ -83,7 +96,9 @@ class Waiter {
   const std::atomic<bool>* stopping_;
   Clock::time_point progress_;
   uint64_t polls_ = 0;
-  bool moved_ = false;  // a completion since the last clock check
+  bool moved_ = false;    // a completion since the last clock check
+  bool yielded_ = false;  // the last poll came right after a yield
+  int shared_ = 0;        // > 0: the peer seems to share this core (see above)
   std::optional<FabricError> error_;
 };
 

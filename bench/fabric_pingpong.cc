@@ -12,7 +12,6 @@
 //       over 2N, fi_pingpong's usec/xfer) and the per-sample min, median and p99 of RTT/2
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -20,8 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "bench/listeners.h"
 #include "config/config.h"
-#include "probes/peer/channel_server.h"
 #include "probes/peer/fabric_kind.h"
 #include "probes/peer/net_util.h"
 #include "probes/peer/peer_setup.h"
@@ -77,31 +76,13 @@ int main(int argc, char** argv) {
   if (mode == "serve") {
     int n = f.count("count") ? std::stoi(f["count"]) : 1;
     std::vector<std::shared_ptr<ProbeKind>> kinds;
-    std::vector<std::unique_ptr<ChannelServer>> servers;
-    for (int i = 0; i < n; ++i) {
-      auto kind = makeFabricKind(options(*secret, hp->host, f));
-      ChannelServerOptions o;
-      o.listen_address = joinHostPort(hp->host, hp->port + i);
-      o.secret = *secret;
-      o.node_name = "bench-" + std::to_string(i);
-      o.max_connections = 1024;
-      o.max_connections_per_address = 1024;
-      o.handlers = kind->handlers();
-      servers.push_back(std::make_unique<ChannelServer>(o));
-      if (auto st = servers.back()->start(); !st) {
-        std::cerr << st.message() << "\n";
-        return 1;
-      }
-      kinds.push_back(std::move(kind));
-    }
+    auto servers = fabricwatch::bench::startListeners(address, *secret, n, [&](int) {
+      kinds.push_back(makeFabricKind(options(*secret, hp->host, f)));
+      return kinds.back()->handlers();
+    });
+    if (servers.empty()) return 1;
     std::cerr << "serving " << n << " fabric listeners from " << address << "\n";
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    int sig;
-    sigwait(&set, &sig);
+    fabricwatch::bench::waitForTermination();
     for (auto& s : servers) s->stop();
     for (auto& k : kinds) k->stop();
     return 0;

@@ -16,6 +16,13 @@
 # RUNS times, alternately, so both see the same background load, and the script compares the
 # medians over the runs of the mean one-way latency (fabricwatch's per-sample median beside it).
 # The bounds of issue 10: fabricwatch within 1.05x on tcp, 1.10x on shm.
+#
+# Placement. Both ends of a run are processes on this machine, and where the kernel puts them
+# decides much of the figure: on one core, fi_pingpong's two spinning ends wait out each other's
+# time slices (milliseconds per message), fabricwatch's hand the core over (microseconds). With
+# SERVER_CPUS and CLIENT_CPUS set (taskset lists, e.g. 0 and 1), every server side (fi_pingpong's
+# and fabricwatch's responder) runs on SERVER_CPUS and every client side on CLIENT_CPUS, the same
+# placement for both tools; unset, the kernel places them.
 set -euo pipefail
 BUILD=${1:-build-bench}
 PROVIDER=${2:-tcp}
@@ -27,6 +34,9 @@ command -v fi_pingpong >/dev/null || { echo "fi_pingpong not found (apt-get inst
   echo "build it first: cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release -DFW_BUILD_BENCH=ON -DFW_BUILD_TESTS=OFF && cmake --build $BUILD --target fabric_pingpong"
   exit 2
 }
+srv_pin=() cli_pin=()
+[ -n "${SERVER_CPUS:-}" ] && srv_pin=(taskset -c "$SERVER_CPUS")
+[ -n "${CLIENT_CPUS:-}" ] && cli_pin=(taskset -c "$CLIENT_CPUS")
 tmp=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$tmp"; }
@@ -35,7 +45,7 @@ head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$tmp/secret"
 port=$((20000 + $$ % 20000))
 
 # fabricwatch's responder: one peer-channel listener with its fabric endpoints.
-"$BUILD/bench/fabric_pingpong" serve "127.0.0.1:$port" "$tmp/secret" --provider="$PROVIDER" \
+"${srv_pin[@]}" "$BUILD/bench/fabric_pingpong" serve "127.0.0.1:$port" "$tmp/secret" --provider="$PROVIDER" \
   --size="$SIZE" 2>"$tmp/serve.log" & pids+=($!)
 for _ in $(seq 100); do grep -q serving "$tmp/serve.log" 2>/dev/null && break; sleep 0.1; done
 
@@ -43,12 +53,12 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 fi_means=() fw_means=() fw_medians=()
 for r in $(seq "$RUNS"); do
   cport=$((port + 1 + r))
-  fi_pingpong -p "$PROVIDER" -e rdm -S "$SIZE" -I "$ITER" -B "$cport" >/dev/null 2>&1 & srv=$!
+  "${srv_pin[@]}" fi_pingpong -p "$PROVIDER" -e rdm -S "$SIZE" -I "$ITER" -B "$cport" >/dev/null 2>&1 & srv=$!
   sleep 0.3
-  line=$(fi_pingpong -p "$PROVIDER" -e rdm -S "$SIZE" -I "$ITER" -P "$cport" 127.0.0.1 | tail -1)
+  line=$("${cli_pin[@]}" fi_pingpong -p "$PROVIDER" -e rdm -S "$SIZE" -I "$ITER" -P "$cport" 127.0.0.1 | tail -1)
   wait "$srv" || true
   fi_means+=("$(echo "$line" | awk '{print $7}')")
-  out=$("$BUILD/bench/fabric_pingpong" probe "127.0.0.1:$port" "$tmp/secret" \
+  out=$("${cli_pin[@]}" "$BUILD/bench/fabric_pingpong" probe "127.0.0.1:$port" "$tmp/secret" \
     --provider="$PROVIDER" --size="$SIZE" --iterations="$ITER" --warmup=0 --runs=1 | grep '^run')
   fw_means+=("$(echo "$out" | awk '{print $4}')")
   fw_medians+=("$(echo "$out" | awk '{print $7}')")
@@ -61,4 +71,8 @@ echo "provider $PROVIDER, $SIZE bytes, $ITER iterations, $RUNS runs each (median
 echo "  fi_pingpong usec/xfer (mean one-way):  $fi_m us"
 echo "  fabricwatch mean one-way (same loop):  $fw_m us   (per-sample median RTT/2: $fw_p50 us)"
 awk -v a="$fw_m" -v b="$fi_m" 'BEGIN {printf "  ratio fabricwatch / fi_pingpong:       %.3f\n", a / b}'
-echo "reproduce: $0 $BUILD $PROVIDER $SIZE $ITER $RUNS"
+pins=""
+[ -n "${SERVER_CPUS:-}" ] && pins+="SERVER_CPUS=$SERVER_CPUS "
+[ -n "${CLIENT_CPUS:-}" ] && pins+="CLIENT_CPUS=$CLIENT_CPUS "
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "reproduce: $pins$0 $BUILD $PROVIDER $SIZE $ITER $RUNS"

@@ -6,18 +6,12 @@
 //                                                      (the daemon's own client) and print stats
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <memory>
-#include <sstream>
-#include <thread>
 #include <vector>
 
-#include "probes/peer/channel_server.h"
+#include "bench/listeners.h"
 #include "probes/peer/echo_client.h"
-#include "probes/peer/net_util.h"
 #include "probes/peer/peer_setup.h"
 
 using namespace fabricwatch::probes::peer;
@@ -35,30 +29,10 @@ int main(int argc, char** argv) {
   }
   int n = argc > 4 ? std::atoi(argv[4]) : 1;
   if (mode == "serve") {
-    auto hp = splitHostPort(address);
-    if (!hp) return 2;
-    std::vector<std::unique_ptr<ChannelServer>> servers;
-    for (int i = 0; i < n; ++i) {
-      ChannelServerOptions o;
-      o.listen_address = joinHostPort(hp->host, hp->port + i);
-      o.secret = *secret;
-      o.node_name = "bench-" + std::to_string(i);
-      o.max_connections = 1024;
-      o.max_connections_per_address = 1024;
-      servers.push_back(std::make_unique<ChannelServer>(o));
-      if (auto st = servers.back()->start(); !st) {
-        std::cerr << st.message() << "\n";
-        return 1;
-      }
-    }
+    auto servers = fabricwatch::bench::startListeners(address, *secret, n);
+    if (servers.empty()) return 1;
     std::cerr << "serving " << n << " listeners from " << address << "\n";
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    int sig;
-    sigwait(&set, &sig);
+    fabricwatch::bench::waitForTermination();
     return 0;
   }
   EchoOptions o{*secret, "bench", n, std::chrono::milliseconds(1000),

@@ -100,7 +100,7 @@ class FabricKind : public ProbeKind {
   const PeerEndpoint* peerEndpoint(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
                                    bool refresh);
   bool startSession(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                    const fabric::SessionSpec& spec, const PeerEndpoint*& peer);
+                    fabric::SessionSpec& spec, const PeerEndpoint*& peer);
   void measureLatency(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
                       const PeerEndpoint*& peer);
   void measureBandwidth(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
@@ -170,13 +170,17 @@ const PeerEndpoint* FabricKind::peerEndpoint(const PeerContext& ctx, ChannelClie
 }
 
 bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                              const fabric::SessionSpec& spec, const PeerEndpoint*& peer) {
-  FabricSessionRequest req{spec, initiator_.facts().provider, initiator_.name()};
-  std::string payload = encodeFabricSessionRequest(req);
+                              fabric::SessionSpec& spec, const PeerEndpoint*& peer) {
   std::mt19937 rng(static_cast<uint32_t>(spec.id));
   const char* phase = fabric::sessionKindName(spec.kind);
   while (true) {
-    CallResult c = ch.call(FrameType::kFabricSessionRequest, payload,
+    // The responder's limit is the time this prober has left when it asks, not when the probe
+    // began: after busy retries (a responder reopening after a failed session is busy for a
+    // while) a stale limit kept the responder serving a session its prober had given up on, so
+    // that the next probe found it busy in turn and started its session late.
+    spec.timeout_ms = static_cast<uint32_t>(left(ctx).count());
+    FabricSessionRequest req{spec, initiator_.facts().provider, initiator_.name()};
+    CallResult c = ch.call(FrameType::kFabricSessionRequest, encodeFabricSessionRequest(req),
                            FrameType::kFabricSessionReply, std::min(left(ctx), milliseconds(1000)));
     if (c.declined && *c.declined == "busy") {
       // The peer serves another prober's session (milliseconds): try again until the deadline.
@@ -216,7 +220,7 @@ void FabricKind::measureLatency(const PeerContext& ctx, ChannelClient& ch, Fabri
                            opts_.latency_size,
                            opts_.warmup + opts_.iterations,
                            1,
-                           static_cast<uint32_t>(left(ctx).count())};
+                           0};  // timeout_ms: startSession's, when it asks
   if (!startSession(ctx, ch, r, spec, peer)) return;
   std::optional<fabric::FabricError> err;
   auto addr = initiator_.address(peer->name, err);
@@ -254,7 +258,7 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Fab
   fabric::SessionSpec spec{
       fabric::randomSessionId(), fabric::SessionKind::kBandwidth,
       opts_.bandwidth_size,      static_cast<uint32_t>(opts_.bandwidth_bytes / window_bytes),
-      opts_.bandwidth_window,    static_cast<uint32_t>(left(ctx).count())};
+      opts_.bandwidth_window,    0};  // timeout_ms: startSession's, when it asks
   if (!startSession(ctx, ch, r, spec, peer)) return;
   std::optional<fabric::FabricError> err;
   auto addr = initiator_.address(peer->name, err);

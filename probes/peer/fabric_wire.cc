@@ -1,25 +1,8 @@
 #include "probes/peer/fabric_wire.h"
 
-#include "probes/peer/messages.h"
+#include "probes/peer/payload.h"
 
 namespace fabricwatch::probes::peer {
-namespace {
-
-bool getU32(std::string_view& in, uint32_t& v) {
-  if (in.size() < 4) return false;
-  v = peer::getU32(in.data());
-  in.remove_prefix(4);
-  return true;
-}
-
-bool getU64(std::string_view& in, uint64_t& v) {
-  if (in.size() < 8) return false;
-  v = peer::getU64(in.data());
-  in.remove_prefix(8);
-  return true;
-}
-
-}  // namespace
 
 std::string encodeFabricHello(const FabricHello& m) {
   std::string out;
@@ -27,9 +10,11 @@ std::string encodeFabricHello(const FabricHello& m) {
   return out;
 }
 
-std::optional<FabricHello> decodeFabricHello(std::string_view in) {
+std::optional<FabricHello> decodeFabricHello(std::string_view payload) {
+  PayloadReader in(payload);
   FabricHello m;
-  if (!getString(in, m.provider) || !in.empty()) return std::nullopt;
+  m.provider = in.string();
+  if (!in.done()) return std::nullopt;
   return m;
 }
 
@@ -42,11 +27,14 @@ std::string encodeFabricHelloReply(const FabricHelloReply& m) {
   return out;
 }
 
-std::optional<FabricHelloReply> decodeFabricHelloReply(std::string_view in) {
+std::optional<FabricHelloReply> decodeFabricHelloReply(std::string_view payload) {
+  PayloadReader in(payload);
   FabricHelloReply m;
-  if (!getString(in, m.provider) || !getString(in, m.fabric) || !getU64(in, m.epoch) ||
-      !getString(in, m.name) || !in.empty() || m.name.empty())
-    return std::nullopt;
+  m.provider = in.string();
+  m.fabric = in.string();
+  m.epoch = in.u64();
+  m.name = in.string();
+  if (!in.done() || m.name.empty()) return std::nullopt;
   return m;
 }
 
@@ -63,15 +51,18 @@ std::string encodeFabricSessionRequest(const FabricSessionRequest& m) {
   return out;
 }
 
-std::optional<FabricSessionRequest> decodeFabricSessionRequest(std::string_view in) {
+std::optional<FabricSessionRequest> decodeFabricSessionRequest(std::string_view payload) {
+  PayloadReader in(payload);
   FabricSessionRequest m;
-  if (!getU64(in, m.spec.id) || in.empty()) return std::nullopt;
-  m.spec.kind = static_cast<fabric::SessionKind>(static_cast<uint8_t>(in[0]));
-  in.remove_prefix(1);
-  if (!getU32(in, m.spec.size) || !getU32(in, m.spec.count) || !getU32(in, m.spec.window) ||
-      !getU32(in, m.spec.timeout_ms) || !getString(in, m.provider) || !getString(in, m.name) ||
-      !in.empty() || m.name.empty())
-    return std::nullopt;
+  m.spec.id = in.u64();
+  m.spec.kind = static_cast<fabric::SessionKind>(in.u8());  // checkSpec judges it
+  m.spec.size = in.u32();
+  m.spec.count = in.u32();
+  m.spec.window = in.u32();
+  m.spec.timeout_ms = in.u32();
+  m.provider = in.string();
+  m.name = in.string();
+  if (!in.done() || m.name.empty()) return std::nullopt;
   return m;
 }
 
@@ -81,9 +72,11 @@ std::string encodeFabricSessionReply(const FabricSessionReply& m) {
   return out;
 }
 
-std::optional<FabricSessionReply> decodeFabricSessionReply(std::string_view in) {
+std::optional<FabricSessionReply> decodeFabricSessionReply(std::string_view payload) {
+  PayloadReader in(payload);
   FabricSessionReply m;
-  if (!getU64(in, m.epoch) || !in.empty()) return std::nullopt;
+  m.epoch = in.u64();
+  if (!in.done()) return std::nullopt;
   return m;
 }
 

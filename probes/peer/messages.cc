@@ -1,28 +1,9 @@
 #include "probes/peer/messages.h"
 
 #include "probes/peer/frame.h"
+#include "probes/peer/payload.h"
 
 namespace fabricwatch::probes::peer {
-namespace {
-
-constexpr size_t kMaxName = 253;  // a DNS name at most
-
-}  // namespace
-
-void putString(std::string& out, std::string_view s) {
-  s = s.substr(0, kMaxName);
-  putU16(out, static_cast<uint16_t>(s.size()));
-  out.append(s);
-}
-
-bool getString(std::string_view& in, std::string& out) {
-  if (in.size() < 2) return false;
-  uint16_t n = getU16(in.data());
-  if (n > kMaxName || in.size() < 2u + n) return false;
-  out.assign(in.data() + 2, n);
-  in.remove_prefix(2 + n);
-  return true;
-}
 
 std::string encodeEchoRequest(const EchoRequest& r) {
   std::string out;
@@ -31,12 +12,12 @@ std::string encodeEchoRequest(const EchoRequest& r) {
   return out;
 }
 
-std::optional<EchoRequest> decodeEchoRequest(std::string_view in) {
+std::optional<EchoRequest> decodeEchoRequest(std::string_view payload) {
+  PayloadReader in(payload);
   EchoRequest r;
-  if (in.size() < 4) return std::nullopt;
-  r.seq = getU32(in.data());
-  in.remove_prefix(4);
-  if (!getString(in, r.sender) || !in.empty()) return std::nullopt;
+  r.seq = in.u32();
+  r.sender = in.string();
+  if (!in.done()) return std::nullopt;
   return r;
 }
 
@@ -49,17 +30,14 @@ std::string encodeEchoReply(const EchoReply& r) {
   return out;
 }
 
-std::optional<EchoReply> decodeEchoReply(std::string_view in) {
+std::optional<EchoReply> decodeEchoReply(std::string_view payload) {
+  PayloadReader in(payload);
   EchoReply r;
-  if (in.size() < 4) return std::nullopt;
-  r.seq = getU32(in.data());
-  in.remove_prefix(4);
-  if (!getString(in, r.node) || !getString(in, r.group)) return std::nullopt;
-  if (in.size() == 8) {
-    r.instance = getU64(in.data());
-    in.remove_prefix(8);
-  }
-  if (!in.empty()) return std::nullopt;
+  r.seq = in.u32();
+  r.node = in.string();
+  r.group = in.string();
+  if (in.ok() && in.left() == 8) r.instance = in.u64();  // absent from older peers
+  if (!in.done()) return std::nullopt;
   return r;
 }
 
@@ -69,9 +47,10 @@ std::string encodeDeclined(std::string_view reason) {
   return out;
 }
 
-std::optional<std::string> decodeDeclined(std::string_view in) {
-  std::string reason;
-  if (!getString(in, reason) || !in.empty()) return std::nullopt;
+std::optional<std::string> decodeDeclined(std::string_view payload) {
+  PayloadReader in(payload);
+  std::string reason = in.string();
+  if (!in.done()) return std::nullopt;
   return reason;
 }
 

@@ -34,8 +34,4 @@ std::optional<EchoReply> decodeEchoReply(std::string_view payload);
 std::string encodeDeclined(std::string_view reason);
 std::optional<std::string> decodeDeclined(std::string_view payload);
 
-// Length-prefixed strings (u16 length, at most 253 bytes) for the payload formats of all kinds.
-void putString(std::string& out, std::string_view s);
-bool getString(std::string_view& in, std::string& out);
-
 }  // namespace fabricwatch::probes::peer

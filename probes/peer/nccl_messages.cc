@@ -5,58 +5,33 @@
 
 #include "core/utf8.h"
 #include "probes/peer/frame.h"
-#include "probes/peer/messages.h"
+#include "probes/peer/payload.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
 
 constexpr size_t kMaxText = 1024;  // reasons: CUDA's or NCCL's words, a command line
 
-// A bounded reader over a payload: every get fails once the input is short, and the caller
-// checks ok() and that nothing is left.
-class Reader {
+// The payload reader with the NCCL formats' own fields: numbers (a double's bits, finite and
+// not negative), names and texts as valid UTF-8 (they reach facts and labels).
+class Reader : public PayloadReader {
  public:
-  explicit Reader(std::string_view in) : in_(in) {}
-  uint8_t u8() { return take(1) ? static_cast<uint8_t>(p_[0]) : 0; }
-  uint16_t u16() { return take(2) ? getU16(p_) : 0; }
-  uint32_t u32() { return take(4) ? getU32(p_) : 0; }
-  uint64_t u64() { return take(8) ? getU64(p_) : 0; }
+  using PayloadReader::PayloadReader;
   double number() {
     uint64_t bits = u64();
     double d;
     std::memcpy(&d, &bits, sizeof d);
-    if (!std::isfinite(d) || d < 0) ok_ = false;
+    if (!std::isfinite(d) || d < 0) fail();
     return d;
   }
-  std::string name() {  // putString's format, at most 253 bytes
-    std::string s;
-    if (ok_ && !getString(in_, s)) ok_ = false;
-    return core::sanitizeUtf8(s, 253);
-  }
+  std::string name() { return core::sanitizeUtf8(string(), kMaxPayloadString); }
   std::string text() {
     uint16_t n = u16();
-    if (n > kMaxText || !take(n)) {
-      ok_ = false;
-      return "";
-    }
-    return core::sanitizeUtf8(std::string_view(p_, n), kMaxText);
+    if (n > kMaxText) fail();
+    std::string_view s = ok() ? PayloadReader::bytes(n) : std::string_view();
+    return core::sanitizeUtf8(s, kMaxText);
   }
-  std::string bytes(size_t n) { return take(n) ? std::string(p_, n) : std::string(); }
-  bool done() const { return ok_ && in_.empty(); }
-
- private:
-  bool take(size_t n) {
-    if (!ok_ || in_.size() < n) {
-      ok_ = false;
-      return false;
-    }
-    p_ = in_.data();
-    in_.remove_prefix(n);
-    return true;
-  }
-  std::string_view in_;
-  const char* p_ = nullptr;
-  bool ok_ = true;
+  std::string bytes(size_t n) { return std::string(PayloadReader::bytes(n)); }
 };
 
 void putText(std::string& out, std::string_view s) {

@@ -11,6 +11,7 @@
 
 #include "probes/peer/frame.h"
 #include "probes/peer/messages.h"
+#include "probes/peer/payload.h"
 
 namespace {
 

@@ -6,10 +6,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 
 #include "config/loader.h"
 #include "core/value_format.h"
+#include "probes/peer/channel_server.h"
+#include "probes/peer/fabric_wire.h"
 #include "probes/peer/peer_setup.h"
 #include "tests/support/temp_dir.h"
 
@@ -235,6 +238,62 @@ TEST_F(FabricKindTest, GpuMemoryIsReportedUnavailableWithCudasOwnReason) {
   EXPECT_TRUE(why.rfind("CUDA runtime: ", 0) == 0 || why.rfind("cudaGetDeviceCount: ", 0) == 0)
       << why;
   EXPECT_NE(metrics(*a).find("fabricwatch_probe_fabric_hmem_available{} 0"), std::string::npos);
+}
+
+// A responder that is busy at first (as one is while it reopens after a failed session) must
+// be given the time its prober has left when it finally accepts, not the time left when the
+// prober began: a longer limit keeps it serving a session the prober has given up on. The peer
+// here is a channel that declines "busy" for 500 ms, then records the limit it is asked for
+// (and declines that too: it has no fabric endpoint).
+TEST_F(FabricKindTest, AResponderBusyAtFirstIsGivenTheTimeLeftWhenItAccepts) {
+  FabricKindOptions o;
+  o.secret = "fabric-kind-test-secret-0123456789";
+  o.node_name = "a";
+  o.endpoint.provider = "tcp";
+  o.endpoint.source_address = "127.0.0.1";
+  auto kind = makeFabricKind(o);
+  std::atomic<int64_t> first_ms{0};
+  std::atomic<uint32_t> asked_ms{0};
+  auto now_ms = [] {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  ChannelServerOptions so;
+  so.listen_address = "127.0.0.1:0";
+  so.secret = o.secret;
+  so.node_name = "b";
+  so.handlers = {
+      {FrameType::kFabricHelloRequest, FrameType::kFabricHelloReply, 1024,
+       [](std::string_view, const Sender&) {
+         return Answer::reply(encodeFabricHelloReply({"tcp;ofi_rxm", "fake", 1, "not-a-name"}));
+       }},
+      {FrameType::kFabricSessionRequest, FrameType::kFabricSessionReply, 1024,
+       [&](std::string_view payload, const Sender&) {
+         auto req = decodeFabricSessionRequest(payload);
+         if (!req) return Answer::malformed();
+         int64_t t = now_ms(), zero = 0;
+         first_ms.compare_exchange_strong(zero, t);
+         if (t - first_ms.load() < 500) return Answer::decline("busy");
+         asked_ms = req->spec.timeout_ms;
+         return Answer::decline("recorded");  // no endpoint behind this peer to measure
+       }}};
+  ChannelServer server(so);
+  ASSERT_TRUE(server.start());
+  PeerContext ctx;
+  ctx.peer.address = "127.0.0.1:" + std::to_string(server.port());
+  ctx.peer.instance = 1;
+  ctx.channel_address = ctx.peer.address;
+  ctx.deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(3000);
+  auto r = kind->probe(ctx);
+  server.stop();
+  kind->stop();
+  ASSERT_TRUE(r) << "no fabric endpoint";
+  const auto& fr = static_cast<const FabricResult&>(*r);
+  EXPECT_GT(fr.busy_retries, 0u);
+  ASSERT_EQ(fr.error, "recorded") << fr.failure << " " << fr.phase;
+  // 500 ms of the 3 s had gone when it accepted, however slow the machine.
+  EXPECT_LE(asked_ms.load(), 2500u);
 }
 
 }  // namespace

@@ -1,0 +1,48 @@
+#include "bench/listeners.h"
+
+#include <csignal>
+#include <iostream>
+
+#include "probes/peer/net_util.h"
+
+namespace fabricwatch::bench {
+
+using probes::peer::ChannelServer;
+
+std::vector<std::unique_ptr<ChannelServer>> startListeners(
+    const std::string& address, const std::string& secret, int count,
+    const std::function<std::vector<probes::peer::RequestHandler>(int)>& handlers) {
+  std::vector<std::unique_ptr<ChannelServer>> servers;
+  auto hp = probes::peer::splitHostPort(address);
+  if (!hp) {
+    std::cerr << "bad address " << address << "\n";
+    return {};
+  }
+  for (int i = 0; i < count; ++i) {
+    probes::peer::ChannelServerOptions o;
+    o.listen_address = probes::peer::joinHostPort(hp->host, hp->port + i);
+    o.secret = secret;
+    o.node_name = "bench-" + std::to_string(i);
+    o.max_connections = 1024;
+    o.max_connections_per_address = 1024;
+    if (handlers) o.handlers = handlers(i);
+    servers.push_back(std::make_unique<ChannelServer>(o));
+    if (auto st = servers.back()->start(); !st) {
+      std::cerr << st.message() << "\n";
+      return {};
+    }
+  }
+  return servers;
+}
+
+void waitForTermination() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  int sig;
+  sigwait(&set, &sig);
+}
+
+}  // namespace fabricwatch::bench

@@ -1,0 +1,24 @@
+#pragma once
+// The serving side of the peer-channel bench harnesses (peer_echo_rtt, fabric_pingpong): N
+// channel listeners on consecutive ports, each with the request handlers its caller gives
+// (none: echoes only), held until SIGTERM or SIGINT.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "probes/peer/channel_server.h"
+
+namespace fabricwatch::bench {
+
+// Starts `count` listeners from ADDRESS (host:port, then port + 1 ...); `handlers(i)` gives the
+// i-th listener's. Prints the error and returns an empty vector when one does not start.
+std::vector<std::unique_ptr<probes::peer::ChannelServer>> startListeners(
+    const std::string& address, const std::string& secret, int count,
+    const std::function<std::vector<probes::peer::RequestHandler>(int)>& handlers = {});
+
+// Blocks until SIGTERM or SIGINT.
+void waitForTermination();
+
+}  // namespace fabricwatch::bench

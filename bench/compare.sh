@@ -20,8 +20,8 @@
 #   e.g. bench/compare.sh build-bench 5 docs/performance.md
 #
 # BUILD_DIR needs fabricwatch, bench/scrape_load and bench/peer_echo_rtt:
-#   cmake -S . -B build-bench -DFW_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release
-#   cmake --build build-bench -j2 --target fabricwatch scrape_load peer_echo_rtt
+#   cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DFW_BUILD_BENCH=ON -DFW_BUILD_TESTS=OFF
+#   cmake --build build-bench -j2 --target fabricwatch scrape_load peer_echo_rtt fabric_pingpong
 # Needs prometheus-node-exporter, hyperfine, qperf (Debian packages). About 6 minutes.
 set -euo pipefail
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -95,6 +95,7 @@ for root in ib_ndr p5_efa; do
     scrape_batch "scrape.$root.fw" 19991
     rec "scrape.$root.fw.hwm_kb" "$(status_kb "$fw" VmHWM)"
     rec "scrape.$root.fw.pss_kb" "$(awk '$1 == "Pss:" {print $2}' "/proc/$fw/smaps_rollup")"
+    python3 "$SRC/bench/rss_by_cause.py" "$fw" "$FW" "scrape.$root.fw" >> "$R"
     stop "$fw"
     echo "  $root run $run done"
   done
@@ -135,39 +136,8 @@ rec daemon.pss_kb "$(awk '$1 == "Pss:" {print $2}' "/proc/$fw/smaps_rollup")"
 rec daemon.threads "$(status_kb "$fw" Threads)"
 rec daemon.fds "$(ls "/proc/$fw/fd" | wc -l)"
 rec daemon.peers_active "$(curl -s http://127.0.0.1:19899/metrics | value 'fabricwatch_peer_members{state="active"}')"
-# Resident memory by cause. Thread stacks: anonymous rw mappings right above a 4 KiB guard
-# (glibc's pthread stacks); heap: [heap] and the other anonymous mappings (malloc's arenas and
-# large blocks); binary: fabricwatch's own file mappings; libraries: the other files.
-python3 - "/proc/$fw/smaps" "$(readlink -f "$FW")" >> "$R" <<'PY'
-import re, sys
-maps, cur = [], None
-for line in open(sys.argv[1]):
-    m = re.match(r"([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)", line)
-    if m:
-        cur = {"lo": int(m[1], 16), "hi": int(m[2], 16), "perm": m[3], "path": m[4], "rss": 0}
-        maps.append(cur)
-    elif line.startswith("Rss:"):
-        cur["rss"] = int(line.split()[1])
-out = {"binary": 0, "libraries": 0, "heap": 0, "thread_stacks": 0, "main_stack": 0, "other": 0}
-for i, m in enumerate(maps):
-    p = m["path"]
-    prev = maps[i - 1] if i else None
-    if p.startswith("/"):
-        out["binary" if p == sys.argv[2] else "libraries"] += m["rss"]
-    elif p == "[heap]":
-        out["heap"] += m["rss"]
-    elif p == "[stack]":
-        out["main_stack"] += m["rss"]
-    elif p == "" and prev and prev["hi"] == m["lo"] and prev["perm"].startswith("---") \
-            and prev["hi"] - prev["lo"] == 4096 and m["perm"].startswith("rw"):
-        out["thread_stacks"] += m["rss"]
-    elif p == "":
-        out["heap"] += m["rss"]
-    else:
-        out["other"] += m["rss"]
-for k, v in out.items():
-    print(f"daemon.rss.{k}_kb\t{v}")
-PY
+# Resident memory by cause (bench/rss_by_cause.py).
+python3 "$SRC/bench/rss_by_cause.py" "$fw" "$FW" daemon >> "$R"
 stop "$fw"
 
 echo "== 4. growth"

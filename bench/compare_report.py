@@ -86,21 +86,35 @@ w(f"| `fabricwatch check` on the p5 root under 25 ms wall | {fig('check.p5.ms')}
 w("")
 w("Where a target is missed, what the figures below say about the cause:")
 w("")
-files = med("daemon.rss.binary_kb") + med("daemon.rss.libraries_kb")
-w(f"- **Peak RSS against node_exporter.** Of the daemon's resident memory, "
-  f"{files / 1024:.1f} MiB are pages of its binary and shared libraries (the binary "
-  f"{med('daemon.rss.binary_kb') / 1024:.1f}, the libraries "
-  f"{med('daemon.rss.libraries_kb') / 1024:.1f}) and {med('daemon.rss.heap_kb') / 1024:.1f} MiB "
-  "heap. node_exporter is one static Go binary; its RSS is mostly its own heap and code. Counted "
-  "as PSS (shared pages divided among the processes that map them), fabricwatch takes "
-  f"{med('scrape.ib_ndr.fw.pss_kb') / med('scrape.ib_ndr.ne.pss_kb'):.2f}x node_exporter's on "
-  "ib_ndr. Below 0.4x RSS needs fewer or smaller libraries mapped (yaml-cpp, civetweb, "
-  "prometheus-cpp, toml++ each map code of their own; libcrypto and libstdc++ are the largest).")
-w(f"- **`fabricwatch check`.** It needs {med('check.p5.cpu_ms'):.1f} ms of CPU (mean); on an "
-  "idle two-core machine the wall time is about the CPU time of its longer thread, but here "
-  "every process waits for a core (see the load average). The largest part of its CPU is "
-  "parsing the shipped packs' YAML (yaml-cpp's scanner; `perf record` over 10 runs: a fifth of "
-  "all samples) and process start-up (dynamic linking of 13 libraries, about 5 ms).")
+def mib(key):
+    return med(key) / 1024
+
+
+def top_libs(prefix, n=6):
+    libs = sorted(((k[len(prefix) + 5:-3], med(k)) for k in samples
+                   if k.startswith(prefix + ".lib.")), key=lambda x: -x[1])
+    return ", ".join(f"{name} {kb / 1024:.2f}" for name, kb in libs[:n])
+
+
+ib = "scrape.ib_ndr.fw"
+w(f"- **Peak RSS against node_exporter.** On ib_ndr, of fabricwatch's resident memory at the "
+  f"end of its scrapes, {mib(ib + '.rss.binary_kb'):.1f} MiB are its binary's pages, "
+  f"{mib(ib + '.rss.libraries_kb'):.1f} MiB shared libraries' ({top_libs(ib)}) and "
+  f"{mib(ib + '.rss.heap_kb'):.1f} MiB heap (table below); 0.4x is "
+  f"{0.4 * mib('scrape.ib_ndr.ne.hwm_kb'):.1f} MiB, {mib(ib + '.hwm_kb') - 0.4 * mib('scrape.ib_ndr.ne.hwm_kb'):.1f} "
+  "MiB less than fabricwatch's peak. node_exporter is one static Go binary; libc, libstdc++ and "
+  f"libcrypto hold {sum(mib(f'{ib}.lib.{n}_kb') for n in ('libc', 'libstdc++', 'libcrypto')):.1f} "
+  "MiB of fabricwatch's, pages every other process on a node maps too: counted as PSS (shared "
+  "pages divided among the processes that map them), fabricwatch takes "
+  f"{med(ib + '.pss_kb') / med('scrape.ib_ndr.ne.pss_kb'):.2f}x node_exporter's. Below 0.4x RSS "
+  "needs prometheus-cpp replaced (the one C++ library that keeps libstdc++ shared; with it gone "
+  "libstdc++ could be linked statically, only the parts used) and a smaller heap at the first "
+  "collection.")
+w(f"- **`fabricwatch check`.** It needs {med('check.p5.cpu_ms'):.1f} ms of CPU (mean): process "
+  "start-up, the sources' first collection (the rdma source's ~600 sysfs reads are the longest "
+  "thread), the shipped packs built from data compiled in and their expressions compiled, the "
+  "evaluation. The fastest runs show what an idle two-core machine gives; the median waits for "
+  "a core of this shared machine (see the load average).")
 w("- **Scrape on the p5 root.** node_exporter reads no RDMA device there, so its scrape does "
   "nearly nothing; fabricwatch serves 32 EFA devices' series. On ib_ndr, where both read the "
   "same 8 devices, compare the scrape figures.")
@@ -135,13 +149,33 @@ w("PSS divides shared pages among the processes that map them (node_exporter is 
 w("binary; fabricwatch maps libc, libstdc++, libcrypto ... which other processes on a node map")
 w("too).")
 w("")
+w("Resident memory by cause at the end of each root's scrapes (`bench/rss_by_cause.py`, from")
+w("`/proc/PID/smaps`), fabricwatch:")
+w("")
+w("| cause | ib_ndr (MiB) | p5_efa (MiB) |")
+w("|---|---|---|")
+for key in ("binary", "libraries", "heap", "thread_stacks", "main_stack", "other"):
+    w(f"| {key.replace('_', ' ')} | {fig(f'scrape.ib_ndr.fw.rss.{key}_kb', '{:.2f}', 1 / 1024)} | "
+      f"{fig(f'scrape.p5_efa.fw.rss.{key}_kb', '{:.2f}', 1 / 1024)} |")
+lib_names = sorted({k.split(".lib.")[1][:-3] for k in samples if k.startswith("scrape.ib_ndr.fw.lib.")},
+                   key=lambda n: -med(f"scrape.ib_ndr.fw.lib.{n}_kb"))
+for n in lib_names:
+    w(f"| &nbsp;&nbsp;{n} | {fig(f'scrape.ib_ndr.fw.lib.{n}_kb', '{:.2f}', 1 / 1024)} | "
+      f"{fig(f'scrape.p5_efa.fw.lib.{n}_kb', '{:.2f}', 1 / 1024)} |")
+w("")
+w("The roots are fixtures, so the verbs source does not query libibverbs there (it compares")
+w("only on a host root); on a node it opens libibverbs when it first runs, and its pages (with")
+w("libnl-route-3 and libnl-3, about 0.6 MiB) count in the daemon's RSS from then on.")
+w("")
 w("## `fabricwatch check` on the p5 root")
 w("")
 w(f"`hyperfine -N --warmup 3 --runs N '{check_command}'`: {fig('check.p5.ms')} ms wall, end")
 w("to end (process start, configuration, the first collection of every source, the shipped")
 w("packs loaded and evaluated, the report printed). Its CPU time (user + system, the mean of")
-w(f"the runs): {fig('check.p5.cpu_ms')} ms, over two threads (the sources and the packs); the")
-w("wall time above it is time spent waiting for a core of this shared machine.")
+w(f"the runs): {fig('check.p5.cpu_ms')} ms, over the sources' threads and the pack loader's; the")
+w("wall time above it is time spent waiting for a core of this shared machine. The shipped packs")
+w("are loaded at build time and compiled in as data (policy/embedded_pack.h): the command")
+w("compiles their expressions but parses no YAML.")
 w("")
 w("## The daemon: default configuration, p5 root, 64 peers, light probes")
 w("")
@@ -165,7 +199,7 @@ w("")
 w("| cause | MiB | what it is |")
 w("|---|---|---|")
 for key, what in (("binary", "fabricwatch's own code and data pages"),
-                  ("libraries", "shared libraries' pages (libstdc++, libcrypto, re2, yaml-cpp, ...)"),
+                  ("libraries", "shared libraries' pages (libstdc++, libc, libcrypto, ...)"),
                   ("heap", "malloc: the snapshot, kept state, exposition bytes, buffers"),
                   ("thread_stacks", "touched pages of the threads' stacks"),
                   ("main_stack", "the main thread's stack"),

@@ -88,14 +88,8 @@ class Loader {
       report(n, what + " must be a non-empty expression string");
       return std::nullopt;
     }
-    expr::CompileOptions opts;
-    for (const auto& r : factRoots()) {
-      if (r == "variables" && !variables) continue;
-      opts.identifiers.push_back(r);
-    }
-    if (workload) opts.identifiers.push_back("workload");
     const std::string& src = n.Scalar();
-    auto compiled = expr::compile(src, opts);
+    auto compiled = expr::compile(src, packExprOptions(workload, variables));
     if (auto* err = std::get_if<expr::ExprError>(&compiled)) {
       auto [line, col] =
           mapScalarPosition(text_, static_cast<size_t>(n.Mark().pos), n.Mark().line + 1,
@@ -343,10 +337,10 @@ PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
   return all;
 }
 
-PackLoadResult loadEmbeddedPacks() {
+PackLoadResult loadPackTexts(const std::vector<PackText>& files) {
   PackLoadResult all;
-  for (const auto& f : embeddedPackFiles()) {
-    PackLoadResult r = loadText(f.text, f.name, core::YamlOrigin::kCompiledIn);
+  for (const auto& f : files) {
+    PackLoadResult r = loadPackText(f.text, f.name);
     for (auto& p : r.packs) all.packs.push_back(std::move(p));
     for (auto& d : r.problems) all.problems.push_back(std::move(d));
   }
@@ -355,21 +349,14 @@ PackLoadResult loadEmbeddedPacks() {
   return all;
 }
 
-PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped) {
-  PackLoadResult out;
-  if (shipped) out = loadEmbeddedPacks();
-  if (!out.ok() || paths.empty()) return out;
-  PackLoadResult user = loadPackPaths(paths);
-  if (!user.ok()) return user;
-  for (auto& p : user.packs) {
-    auto same = std::find_if(out.packs.begin(), out.packs.end(),
-                             [&](const Pack& q) { return q.name == p.name; });
-    if (same != out.packs.end())
-      *same = std::move(p);
-    else
-      out.packs.push_back(std::move(p));
+expr::CompileOptions packExprOptions(bool workload, bool variables) {
+  expr::CompileOptions opts;
+  for (const auto& r : factRoots()) {
+    if (r == "variables" && !variables) continue;
+    opts.identifiers.push_back(r);
   }
-  return out;
+  if (workload) opts.identifiers.push_back("workload");
+  return opts;
 }
 
 }  // namespace fabricwatch::policy

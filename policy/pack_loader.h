@@ -35,12 +35,19 @@ std::vector<std::string> packFiles(const std::vector<std::string>& paths);
 inline constexpr size_t kMaxPackBytes = 4 << 20;
 PackLoadResult loadPackPaths(const std::vector<std::string>& paths);
 
-// The shipped packs (config/policies/*.yaml), compiled into the binary.
-struct EmbeddedFile {
+// Named pack texts loaded as one set (pack names unique across them): what the build's pack
+// compiler loads the shipped packs with (policy/embedded_pack.h).
+struct PackText {
   std::string_view name;  // "config/policies/aws-efa.yaml"
   std::string_view text;
 };
-const std::vector<EmbeddedFile>& embeddedPackFiles();
+PackLoadResult loadPackTexts(const std::vector<PackText>& files);
+
+// The identifiers an expression of a pack may use: the facts' roots, "variables" where variables
+// are visible (not in spec.match.expression), "workload" in workload rules.
+expr::CompileOptions packExprOptions(bool workload, bool variables);
+
+// The shipped packs (config/policies/*.yaml), compiled into the binary (policy/embedded_pack.h).
 PackLoadResult loadEmbeddedPacks();
 
 // What the daemon and `check` run: the shipped packs (when `shipped`), then the packs under

@@ -78,6 +78,7 @@ for (const name of ["Dockerfile", "Dockerfile.cuda"]) {
 // allow-list, each with its reason.
 const RUNTIME_LOADED = {
   libfabric1: "the fabric probe dlopen()s libfabric.so.1 (probes/fabric/libfabric.h)",
+  libibverbs1: "the verbs source dlopen()s libibverbs.so.1 (probes/node/verbs_query.cc)",
   "ibverbs-providers": "libibverbs loads its device drivers (mlx5, efa, erdma ...) at run time",
 };
 

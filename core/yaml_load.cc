@@ -14,7 +14,8 @@ namespace {
 // node each time (found by policy_pack_fuzz); YAML::Load returns null and ignores the rest of the
 // file. So the stream's events are walked first, building nothing, and a document that starts where
 // the previous one started is a syntax error at that position. The scanner is most of yaml-cpp's
-// cost, so this pass costs about as much as the parse (YamlOrigin); a syntax error ends it early.
+// cost, so this pass costs about as much as the parse (the shipped packs are parsed at build
+// time: policy/embedded_pack.h); a syntax error ends it early.
 class DocumentStarts : public YAML::EventHandler {
  public:
   void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
@@ -105,16 +106,13 @@ std::optional<YamlError> checkYamlLimits(const YAML::Node& node, const YamlLimit
   return w.error();
 }
 
-YamlDocuments loadYamlDocuments(std::string_view text, const YamlLimits& limits,
-                                YamlOrigin origin) {
+YamlDocuments loadYamlDocuments(std::string_view text, const YamlLimits& limits) {
   YamlDocuments out;
   std::string copy(text);
   try {
-    if (origin == YamlOrigin::kUntrusted) {
-      if (auto stuck = stuckDocument(copy, std::numeric_limits<size_t>::max())) {
-        out.error = std::move(stuck);
-        return out;
-      }
+    if (auto stuck = stuckDocument(copy, std::numeric_limits<size_t>::max())) {
+      out.error = std::move(stuck);
+      return out;
     }
     out.docs = YAML::LoadAll(copy);
   } catch (const YAML::Exception& e) {

@@ -29,11 +29,11 @@ bool validIdentifier(const std::string& s) {
 // One file's pack documents, with positioned problems.
 class Loader {
  public:
-  Loader(std::string_view text, std::string_view file, core::YamlOrigin origin, PackLoadResult& out)
-      : text_(text), file_(file), origin_(origin), out_(out) {}
+  Loader(std::string_view text, std::string_view file, PackLoadResult& out)
+      : text_(text), file_(file), out_(out) {}
 
   void load() {
-    core::YamlDocuments loaded = core::loadYamlDocuments(text_, {}, origin_);
+    core::YamlDocuments loaded = core::loadYamlDocuments(text_);
     if (loaded.error) {
       report(loaded.error->line, loaded.error->column, loaded.error->message);
       return;
@@ -250,7 +250,6 @@ class Loader {
 
   std::string_view text_;
   std::string file_;
-  core::YamlOrigin origin_;
   PackLoadResult& out_;
   size_t problems_ = 0;
 };
@@ -275,18 +274,14 @@ void checkUniqueNames(PackLoadResult& r) {
   }
 }
 
-PackLoadResult loadText(std::string_view text, std::string_view file, core::YamlOrigin origin) {
-  PackLoadResult r;
-  Loader(text, file, origin, r).load();
-  if (r.ok()) checkUniqueNames(r);
-  if (!r.ok()) r.packs.clear();
-  return r;
-}
-
 }  // namespace
 
 PackLoadResult loadPackText(std::string_view text, std::string_view file) {
-  return loadText(text, file, core::YamlOrigin::kUntrusted);
+  PackLoadResult r;
+  Loader(text, file, r).load();
+  if (r.ok()) checkUniqueNames(r);
+  if (!r.ok()) r.packs.clear();
+  return r;
 }
 
 bool isPolicyTestFile(std::string_view path) {

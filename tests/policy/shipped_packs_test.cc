@@ -1,6 +1,6 @@
 // The shipped packs as the binary holds them (data written at build time) against the same
-// files loaded from YAML now, as untrusted text (core::YamlOrigin::kUntrusted, the guard against
-// yaml-cpp's LoadAll loop included, as fw_embed_packs loads them): every field and position.
+// files loaded from YAML now, as any pack file is (the guard against yaml-cpp's LoadAll loop
+// included, as fw_embed_packs loads them): every field and position.
 #include <gtest/gtest.h>
 
 #include <filesystem>

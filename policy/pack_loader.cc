@@ -29,11 +29,11 @@ bool validIdentifier(const std::string& s) {
 // One file's pack documents, with positioned problems.
 class Loader {
  public:
-  Loader(std::string_view text, std::string_view file, PackLoadResult& out)
-      : text_(text), file_(file), out_(out) {}
+  Loader(std::string_view text, std::string_view file, core::YamlOrigin origin, PackLoadResult& out)
+      : text_(text), file_(file), origin_(origin), out_(out) {}
 
   void load() {
-    core::YamlDocuments loaded = core::loadYamlDocuments(text_);
+    core::YamlDocuments loaded = core::loadYamlDocuments(text_, {}, origin_);
     if (loaded.error) {
       report(loaded.error->line, loaded.error->column, loaded.error->message);
       return;
@@ -256,6 +256,7 @@ class Loader {
 
   std::string_view text_;
   std::string file_;
+  core::YamlOrigin origin_;
   PackLoadResult& out_;
   size_t problems_ = 0;
 };
@@ -280,14 +281,18 @@ void checkUniqueNames(PackLoadResult& r) {
   }
 }
 
-}  // namespace
-
-PackLoadResult loadPackText(std::string_view text, std::string_view file) {
+PackLoadResult loadText(std::string_view text, std::string_view file, core::YamlOrigin origin) {
   PackLoadResult r;
-  Loader(text, file, r).load();
+  Loader(text, file, origin, r).load();
   if (r.ok()) checkUniqueNames(r);
   if (!r.ok()) r.packs.clear();
   return r;
+}
+
+}  // namespace
+
+PackLoadResult loadPackText(std::string_view text, std::string_view file) {
+  return loadText(text, file, core::YamlOrigin::kUntrusted);
 }
 
 bool isPolicyTestFile(std::string_view path) {
@@ -341,7 +346,7 @@ PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
 PackLoadResult loadEmbeddedPacks() {
   PackLoadResult all;
   for (const auto& f : embeddedPackFiles()) {
-    PackLoadResult r = loadPackText(f.text, f.name);
+    PackLoadResult r = loadText(f.text, f.name, core::YamlOrigin::kCompiledIn);
     for (auto& p : r.packs) all.packs.push_back(std::move(p));
     for (auto& d : r.problems) all.problems.push_back(std::move(d));
   }

@@ -50,5 +50,38 @@ TEST(YamlLoadTest, OrdinaryDocumentsAndSyntaxErrors) {
   EXPECT_GE(bad.error->line, 1);
 }
 
+// yaml-cpp 0.7's LoadAll loops forever, allocating, on a document that starts with a token no
+// node starts with (a top-level ','); YAML::Load returns null for it and ignores the rest
+// (policy_pack_fuzz's finding, tests/fuzz/corpus/policy_pack_fuzz/loadall_stray_flow_end.yaml).
+TEST(YamlLoadTest, ADocumentStartingWithAStrayFlowTokenIsAPositionedError) {
+  struct Case {
+    const char* text;
+    int line, column;
+    const char* token;
+  };
+  for (const Case& c :
+       {Case{", x]\nb: 1\n", 1, 1, "','"}, Case{",\n", 1, 1, "','"},
+        Case{"a: 1\n--- ,\nb: 2\n", 2, 5, "','"}, Case{"# pack\n---\n\n  , [x]\n", 4, 3, "','"}}) {
+    SCOPED_TRACE(c.text);
+    YamlDocuments all = loadYamlDocuments(c.text);
+    ASSERT_TRUE(all.error);
+    EXPECT_EQ(all.error->line, c.line);
+    EXPECT_EQ(all.error->column, c.column);
+    EXPECT_NE(all.error->message.find(std::string("cannot start with ") + c.token),
+              std::string::npos)
+        << all.error->message;
+    EXPECT_TRUE(all.docs.empty());
+  }
+  // The single-document reader refuses a first document that consumes nothing, and still reads
+  // a first document whose successors are broken (YAML::Load reads one document).
+  YamlDocument first = loadYamlDocument("--- ,\nname: x\n");
+  ASSERT_TRUE(first.error);
+  EXPECT_EQ(first.error->line, 1);
+  EXPECT_EQ(first.error->column, 5);
+  YamlDocument ok = loadYamlDocument("a: 1\n--- ,\n");
+  ASSERT_FALSE(ok.error) << ok.error->message;
+  EXPECT_EQ(ok.doc["a"].as<int>(), 1);
+}
+
 }  // namespace
 }  // namespace fabricwatch::core

@@ -79,7 +79,8 @@ secret_file = "$tmp/secret"
 [probe]
 interval = "1s"
 peers = [$peers]
-dns_timeout = "300ms"
+[probes.dns]
+timeout = "300ms"
 [policy]
 paths = ["$tmp/packs"]
 reload_interval = "1s"

@@ -73,7 +73,9 @@ class Parser {
     // The bounded loader, as for every YAML input: besides nesting and alias expansion, it
     // refuses a text that yaml-cpp 0.7's YAML::Load reads as nothing at all (a stray flow token
     // at the start), which would otherwise pass for an empty file and turn auth off.
-    auto loaded = core::loadYamlDocument(text_);
+    // A web configuration is small (a user is two nodes), so its bound is a fifth of the
+    // default: an alias bomb is refused after 100,000 steps of the walk, not 500,000.
+    auto loaded = core::loadYamlDocument(text_, core::YamlLimits{100000, 32});
     if (loaded.error) {
       report(loaded.error->line, loaded.error->column, loaded.error->message);
       return;

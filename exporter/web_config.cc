@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "config/duration.h"
+#include "core/yaml_load.h"
 #include "exporter/basic_auth.h"
 #include "policy/yaml_fields.h"
 
@@ -69,13 +70,17 @@ class Parser {
   }
 
   void parse() {
-    YAML::Node doc;
-    try {
-      doc = YAML::Load(std::string(text_));
-    } catch (const YAML::Exception& e) {
-      report(e.mark.line + 1, e.mark.column + 1, "YAML syntax error: " + e.msg);
+    // The bounded loader, as for every YAML input: besides nesting and alias expansion, it
+    // refuses a text that yaml-cpp 0.7's YAML::Load reads as nothing at all (a stray flow token
+    // at the start), which would otherwise pass for an empty file and turn auth off.
+    // A web configuration is small (a user is two nodes), so its bound is a fifth of the
+    // default: an alias bomb is refused after 100,000 steps of the walk, not 500,000.
+    auto loaded = core::loadYamlDocument(text_, core::YamlLimits{100000, 32});
+    if (loaded.error) {
+      report(loaded.error->line, loaded.error->column, loaded.error->message);
       return;
     }
+    const YAML::Node& doc = loaded.doc;
     if (!doc || doc.IsNull()) return;  // an empty file: plain HTTP, no auth
     auto top =
         fields(doc, "the web configuration",

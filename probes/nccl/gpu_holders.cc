@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 
 #include "core/host_fs.h"
 #include "core/utf8.h"
@@ -13,8 +14,9 @@
 namespace fabricwatch::probes::nccl {
 namespace {
 
+// A pid: digits, few enough for std::stoll (a /proc under --path.rootfs may name anything).
 bool numeric(const char* s) {
-  if (!*s) return false;
+  if (!*s || std::strlen(s) > 10) return false;
   for (; *s; ++s) {
     if (!std::isdigit(static_cast<unsigned char>(*s))) return false;
   }

@@ -161,6 +161,19 @@ TEST(LoaderTest, BadEnumsAndAddressesArePositioned) {
             "2:10: rootfs \"host\" must be an absolute path");
 }
 
+TEST(LoaderTest, APortTooLongForAnIntegerIsAProblemNotAnException) {
+  // config_fuzz found it: std::stol threw std::out_of_range past 19 digits, out of loadConfig
+  // (a crash at start, and at a reload). More than 5 digits is refused as the listener and the
+  // peer address parser refuse it.
+  std::string port(200, '4');
+  EXPECT_EQ(problem("[web]\nlisten_address = \"127.0.0.1:" + port + "\"\n"),
+            "2:18: listen address \"127.0.0.1:" + port + "\" has no valid port (0-65535)");
+  EXPECT_EQ(problem("[probe]\npeers = [\"10.0.0.1:" + port + "\"]\n").substr(0, 11),
+            "2:9: peer \"");
+  EXPECT_EQ(problem("[web]\nlisten_address = \":019736\"\n"),
+            "2:18: listen address \":019736\" has no valid port (0-65535)");
+}
+
 TEST(LoaderTest, UnknownSourceIsPositionedWhenSourcesAreKnown) {
   EXPECT_EQ(problem("[collect.sources.rdmaa]\nenabled = true\n", {{"kernel", "rdma"}}),
             "1:18: unknown source \"rdmaa\" (known: kernel, rdma)");

@@ -13,6 +13,28 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// Where a hanging source waits: closed until open(), then every wait returns at once (a
+// wait also ends at its timeout, so a failed test cannot leave a thread blocked for ever).
+class Gate {
+ public:
+  void wait(std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, timeout, [this] { return open_; });
+  }
+  void open() {
+    {
+      std::lock_guard lock(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
 // A source whose behaviour each test sets: counts runs, can fail, hang or throw.
 class FakeSource : public Source {
  public:
@@ -116,27 +138,16 @@ class HangsAfterFirstRun : public Source {
   std::string_view name() const override { return "flaky"; }
   Collection collect(const CollectContext&) override {
     int run = ++runs;
-    if (run > 1) {
-      std::unique_lock lock(mu_);
-      cv_.wait_for(lock, 30s, [this] { return released_; });
-    }
+    if (run > 1) gate_.wait(30s);
     Collection c;
     c.facts["flaky"] = Value::map({{"run", run}});
     return c;
   }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
+  void release() { gate_.open(); }
   std::atomic<int> runs{0};
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
+  Gate gate_;
 };
 
 // docs/architecture.md: at the deadline a source is reported failed and its facts withdrawn.
@@ -240,23 +251,14 @@ class Stuck : public Source {
   std::string_view name() const override { return "stuck"; }
   Collection collect(const CollectContext&) override {
     ++runs;
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, 60s, [this] { return released_; });
+    gate_.wait(60s);
     return Collection{};
   }
-  void release() {
-    {
-      std::lock_guard lock(mu_);
-      released_ = true;
-    }
-    cv_.notify_all();
-  }
+  void release() { gate_.open(); }
   std::atomic<int> runs{0};
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool released_ = false;
+  Gate gate_;
 };
 
 // Issue 13: a run that never returns wedged its source for good (success 0 until a restart).

@@ -2,32 +2,20 @@
 #include "exporter/exposition.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include "core/scheduler.h"
 #include "exporter/gzip.h"
+#include "tests/support/gzip.h"
 
 namespace fabricwatch::exporter {
 namespace {
 
+// The one gzip member a response carries, inflated (a failure shows as an empty text that
+// matches nothing).
 std::string gunzip(const std::string& data) {
-  z_stream z{};
-  EXPECT_EQ(inflateInit2(&z, 16 + 15), Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[8192];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - z.avail_out);
-  }
-  EXPECT_EQ(rc, Z_STREAM_END);
-  EXPECT_EQ(z.avail_in, 0u) << "bytes after the member";
-  inflateEnd(&z);
-  return out;
+  auto text = testing::gunzipOneMember(data);
+  EXPECT_TRUE(text) << "not exactly one whole gzip member";
+  return text.value_or("");
 }
 
 std::string wire(const HttpResponse& r) {

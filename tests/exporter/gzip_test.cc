@@ -1,35 +1,16 @@
 #include "exporter/gzip.h"
 
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <random>
 #include <string>
 
+#include "tests/support/gzip.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
-// Inflates exactly one gzip member that must span all of `data` (nothing after its trailer,
-// which is what a client that reads one member sees); returns nullopt otherwise.
-std::optional<std::string> gunzipOneMember(const std::string& data) {
-  z_stream z{};
-  if (inflateInit2(&z, 16 + 15) != Z_OK) return std::nullopt;
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  std::string out;
-  char buf[16384];
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    z.next_out = reinterpret_cast<Bytef*>(buf);
-    z.avail_out = sizeof buf;
-    rc = inflate(&z, Z_NO_FLUSH);
-    out.append(buf, sizeof buf - z.avail_out);
-  }
-  bool whole = rc == Z_STREAM_END && z.avail_in == 0;
-  inflateEnd(&z);
-  if (!whole) return std::nullopt;
-  return out;
-}
+using testing::gunzipOneMember;
 
 std::string metricsLike(size_t bytes, uint64_t seed) {
   std::mt19937_64 rng(seed);

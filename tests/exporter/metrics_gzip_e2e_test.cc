@@ -3,11 +3,7 @@
 // request. curl (7.88 reads only the first member of a multi-member stream) and Prometheus
 // itself must read all of it: the self metrics come last, so a reader that stopped early would
 // miss process_max_fds.
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -15,24 +11,13 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
 namespace {
 
 using namespace std::chrono_literals;
-
-int freePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  close(fd);
-  return ntohs(a.sin_port);
-}
 
 TEST(MetricsGzipE2ETest, AnsweredGzipOnlyWhenAsked) {
   auto d = startDaemon({"--path.rootfs=" + fixture("p5_efa")});

@@ -226,5 +226,30 @@ TEST(WebConfigTest, AliasesDoNotMultiplyWork) {
   EXPECT_LE(r.problems.size(), 50u);
 }
 
+TEST(WebConfigTest, TextThatYamlCppReadsAsNothingIsAnErrorNotAnEmptyFile) {
+  // yaml-cpp 0.7's YAML::Load returns null for a whole text whose document starts with a stray
+  // flow token; read as an empty file, this one turned basic auth (and TLS) off without a word.
+  for (std::string lead : {",", "]", "}"}) {
+    std::string text = lead + "\nbasic_auth_users:\n  carol: " + kHash + "\n";
+    auto r = parse(text);
+    ASSERT_FALSE(r.problems.empty()) << lead << ": read as an empty file";
+    EXPECT_EQ(r.problems.front().line, 1) << r.problems.front().format();
+    EXPECT_NE(r.problems.front().message.find("YAML"), std::string::npos)
+        << r.problems.front().format();
+  }
+}
+
+TEST(WebConfigTest, NestingAndAliasesAreBoundedLikeEveryYamlInput) {
+  // The bounded loader (core/yaml_load.h) reads it: far nesting is refused with its position
+  // before anything walks it.
+  std::string deep =
+      "basic_auth_users:\n  a: " + std::string(200, '[') + std::string(200, ']') + "\n";
+  auto r = parse(deep);
+  ASSERT_FALSE(r.problems.empty());
+  EXPECT_NE(r.problems.front().message.find("nested deeper"), std::string::npos)
+      << r.problems.front().format();
+  EXPECT_EQ(r.problems.front().line, 2);
+}
+
 }  // namespace
 }  // namespace fabricwatch::exporter

@@ -18,8 +18,16 @@ bool RunningDaemon::waitForStatus(const std::string& path, int status,
 }
 
 RunningDaemon startDaemon(const std::vector<std::string>& extra_args) {
-  std::vector<std::string> argv = {binaryPath(), "serve", "--web.listen-address=127.0.0.1:0",
-                                   "--log.level=debug"};
+  return startDaemonUnder({}, extra_args);
+}
+
+RunningDaemon startDaemonUnder(const std::vector<std::string>& prefix,
+                               const std::vector<std::string>& extra_args) {
+  std::vector<std::string> argv = prefix;
+  for (std::string a :
+       {binaryPath(), std::string("serve"), std::string("--web.listen-address=127.0.0.1:0"),
+        std::string("--log.level=debug")})
+    argv.push_back(a);
   argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   RunningDaemon d;
   d.process = std::make_unique<Process>(argv);

@@ -26,5 +26,10 @@ struct RunningDaemon {
 // Extra args are appended after `serve --web.listen-address=127.0.0.1:0 --log.level=debug`.
 // On failure, port is 0 and process holds whatever ran (its stderr explains).
 RunningDaemon startDaemon(const std::vector<std::string>& extra_args);
+// The same, run under a command that then runs the binary (e.g. {"/usr/bin/prlimit",
+// "--nofile=256:256",
+// "--"}).
+RunningDaemon startDaemonUnder(const std::vector<std::string>& prefix,
+                               const std::vector<std::string>& extra_args);
 
 }  // namespace fabricwatch::testing

@@ -57,6 +57,19 @@ TEST(GpuHoldersTest, ScanFindsTheTrainingProcessAndIgnoresMonitoring) {
   EXPECT_FALSE(scanGpuHolders(root.path(), o).complete);
 }
 
+TEST(GpuHoldersTest, AProcessDirectoryNamedPastAnyPidIsSkippedNotAnException) {
+  // Under --path.rootfs, /proc is input: a directory named with more digits than any pid
+  // reached std::stoll, which threw std::out_of_range out of the scan.
+  testing::TempDir root;
+  std::string big(40, '9');
+  root.write("proc/" + big + "/comm", "python3\n");
+  std::filesystem::create_directories(root.path() + "/proc/" + big + "/fd");
+  std::filesystem::create_symlink("/dev/nvidia0", root.path() + "/proc/" + big + "/fd/3");
+  GpuScan scan;
+  ASSERT_NO_THROW(scan = scanGpuHolders(root.path(), GpuScanOptions{}));
+  EXPECT_TRUE(scan.holders.empty());
+}
+
 core::Value local(const core::Collection& c) {
   const core::Value* v = c.facts.findPath("probes.nccl.local");
   return v ? *v : core::Value();

@@ -67,6 +67,17 @@ bool closedWithin(int fd, std::chrono::milliseconds timeout) {
   return false;
 }
 
+// Sends `bytes` on a new connection to `port`: true when all were sent and the server then
+// closed the connection within 2 s.
+bool sentAndClosed(int port, const std::string& bytes) {
+  int fd = connectTo(port);
+  if (fd < 0) return false;
+  bool sent = ::send(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size());
+  bool closed = sent && closedWithin(fd, 2s);
+  ::close(fd);
+  return closed;
+}
+
 template <typename Pred>
 bool eventually(Pred pred, std::chrono::milliseconds timeout = 5s) {
   auto end = std::chrono::steady_clock::now() + timeout;
@@ -126,12 +137,7 @@ TEST_F(ChannelServerTest, WrongSecretIsDroppedAndCounted) {
 
 TEST_F(ChannelServerTest, GarbageIsDroppedAtOnce) {
   start();
-  int fd = connectTo(server_->port());
-  ASSERT_GE(fd, 0);
-  std::string http = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
-  ASSERT_GT(::send(fd, http.data(), http.size(), 0), 0);
-  EXPECT_TRUE(closedWithin(fd, 2s));
-  ::close(fd);
+  EXPECT_TRUE(sentAndClosed(server_->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"));
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kMalformed) == 1; }));
 }
 
@@ -142,10 +148,7 @@ TEST_F(ChannelServerTest, OversizedLengthPrefixIsDroppedBeforeBuffering) {
   f.nonce = 1;
   std::string header = encodeFrame(f, kSecret).substr(0, kHeaderSize);
   for (int i = 8; i < 12; ++i) header[i] = '\x7f';  // ~2 GB claimed
-  int fd = connectTo(server_->port());
-  ASSERT_EQ(::send(fd, header.data(), header.size(), 0), static_cast<ssize_t>(header.size()));
-  EXPECT_TRUE(closedWithin(fd, 2s));
-  ::close(fd);
+  EXPECT_TRUE(sentAndClosed(server_->port(), header));
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kOversized) == 1; }));
 }
 
@@ -157,10 +160,7 @@ TEST_F(ChannelServerTest, WrongVersionIsDropped) {
   f.payload = encodeEchoRequest({0, "x"});
   std::string wire = encodeFrame(f, kSecret);
   wire[4] = 9;
-  int fd = connectTo(server_->port());
-  ASSERT_GT(::send(fd, wire.data(), wire.size(), 0), 0);
-  EXPECT_TRUE(closedWithin(fd, 2s));
-  ::close(fd);
+  EXPECT_TRUE(sentAndClosed(server_->port(), wire));
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kVersion) == 1; }));
 }
 

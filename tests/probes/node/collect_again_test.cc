@@ -25,7 +25,7 @@ const core::Value& valueAt(const core::Value& v, std::string_view path) {
   return *p;
 }
 
-const core::Value& device(const core::Value& facts, std::string_view name) {
+const core::Value& deviceNamed(const core::Value& facts, std::string_view name) {
   for (const auto& d : valueAt(facts, "rdma.devices").asList()) {
     if (d.find("name")->asString() == name) return d;
   }
@@ -35,7 +35,7 @@ const core::Value& device(const core::Value& facts, std::string_view name) {
 const core::Value& port1(const core::Value& dev) { return valueAt(dev, "ports").asList().at(0); }
 
 // sysfs changes an attribute in place: same inode, new text.
-void rewrite(const std::string& path, const std::string& text) {
+void rewriteInPlace(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
@@ -80,18 +80,18 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
   RootCopy root("ib_ndr");
   RdmaSource rdma;
   auto before = rdma.collect({root.path()}).facts;
-  EXPECT_EQ(valueAt(port1(device(before, "mlx5_3")), "state").asString(), "ACTIVE");
+  EXPECT_EQ(valueAt(port1(deviceNamed(before, "mlx5_3")), "state").asString(), "ACTIVE");
 
   std::string port = root / "sys/class/infiniband/mlx5_3/ports/1/";
-  rewrite(port + "state", "1: DOWN\n");
-  rewrite(port + "phys_state", "2: Polling\n");
-  rewrite(port + "rate", "200 Gb/sec (4X HDR)\n");
-  rewrite(port + "counters/symbol_error", "42\n");
-  rewrite(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
-  rewrite(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
+  rewriteInPlace(port + "state", "1: DOWN\n");
+  rewriteInPlace(port + "phys_state", "2: Polling\n");
+  rewriteInPlace(port + "rate", "200 Gb/sec (4X HDR)\n");
+  rewriteInPlace(port + "counters/symbol_error", "42\n");
+  rewriteInPlace(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
+  rewriteInPlace(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
   auto after = rdma.collect({root.path()}).facts;
 
-  const auto& p = port1(device(after, "mlx5_3"));
+  const auto& p = port1(deviceNamed(after, "mlx5_3"));
   EXPECT_EQ(valueAt(p, "state").asString(), "DOWN");
   EXPECT_EQ(valueAt(p, "state_code").asInt(), 1);
   EXPECT_EQ(valueAt(p, "phys_state").asString(), "Polling");
@@ -105,11 +105,11 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
     }
   }
   EXPECT_TRUE(found);
-  const auto& dev = device(after, "mlx5_3");
+  const auto& dev = deviceNamed(after, "mlx5_3");
   EXPECT_EQ(valueAt(dev, "pcie.current_width").asInt(), 8);
   EXPECT_TRUE(valueAt(dev, "pcie.degraded").asBool());
   // Nothing else moved.
-  EXPECT_TRUE(device(after, "mlx5_2") == device(before, "mlx5_2"));
+  EXPECT_TRUE(deviceNamed(after, "mlx5_2") == deviceNamed(before, "mlx5_2"));
 }
 
 // Removed, added, and removed-and-added-again devices: the last is scanned anew (a firmware
@@ -129,12 +129,12 @@ TEST(CollectAgainTest, DevicesComeGoAndComeBackChanged) {
   std::string old_dir = fs::canonical(cls + "mlx5_0").string();
   std::string new_dir = old_dir + ".new";
   fs::copy(old_dir, new_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  rewrite(new_dir + "/fw_ver", "28.41.1000\n");
+  rewriteInPlace(new_dir + "/fw_ver", "28.41.1000\n");
   fs::remove(cls + "mlx5_0");
   fs::create_symlink(new_dir, cls + "mlx5_0");
   auto facts = rdma.collect({root.path()}).facts;
-  EXPECT_EQ(valueAt(device(facts, "mlx5_0"), "fw_ver").asString(), "28.41.1000");
-  EXPECT_EQ(valueAt(device(facts, "mlx5_1"), "fw_ver").asString(), "28.39.1002");
+  EXPECT_EQ(valueAt(deviceNamed(facts, "mlx5_0"), "fw_ver").asString(), "28.41.1000");
+  EXPECT_EQ(valueAt(deviceNamed(facts, "mlx5_1"), "fw_ver").asString(), "28.39.1002");
 }
 
 // A fixed attribute that cannot be read is an error on every collection, as a changing one
@@ -148,13 +148,13 @@ TEST(CollectAgainTest, UnreadableFixedAttributeIsRetried) {
   for (int i = 0; i < 2; ++i) {
     core::Collection c = rdma.collect({root.path()});
     EXPECT_EQ(c.read_errors, 1u);
-    EXPECT_EQ(device(c.facts, "mlx5_4").find("fw_ver"), nullptr);
+    EXPECT_EQ(deviceNamed(c.facts, "mlx5_4").find("fw_ver"), nullptr);
   }
   fs::remove(fw);
-  rewrite(fw, "28.39.1002\n");
+  rewriteInPlace(fw, "28.39.1002\n");
   core::Collection c = rdma.collect({root.path()});
   EXPECT_EQ(c.read_errors, 0u);
-  EXPECT_EQ(valueAt(device(c.facts, "mlx5_4"), "fw_ver").asString(), "28.39.1002");
+  EXPECT_EQ(valueAt(deviceNamed(c.facts, "mlx5_4"), "fw_ver").asString(), "28.39.1002");
 }
 
 TEST(CollectAgainTest, UnreadableCounterIsAnErrorEachTime) {
@@ -176,7 +176,8 @@ TEST(CollectAgainTest, GpuLinkChangesAndGpusThatGoAway) {
   std::string addr = valueAt(g0, "pci_address").asString();
   EXPECT_FALSE(valueAt(g0, "pcie.degraded").asBool());
 
-  rewrite(root / ("sys/bus/pci/devices/" + addr + "/current_link_speed"), "16.0 GT/s PCIe\n");
+  rewriteInPlace(root / ("sys/bus/pci/devices/" + addr + "/current_link_speed"),
+                 "16.0 GT/s PCIe\n");
   auto after = gpu.collect({root.path()}).facts;
   const auto& a0 = valueAt(after, "gpu.devices").asList().at(0);
   EXPECT_EQ(valueAt(a0, "pcie.current_speed_gts").asDouble(), 16.0);
@@ -202,11 +203,11 @@ TEST(CollectAgainTest, SoftwareSeesPackageAndLibraryChanges) {
   size_t at_version = text.find("2307mlnx47-1.2310036");
   ASSERT_NE(at_version, std::string::npos);
   text.replace(at_version, 20, "2404mlnx51-1.2404066");
-  rewrite(status + "-new", text);
+  rewriteInPlace(status + "-new", text);
   fs::rename(status + "-new", status);
   std::string lib = root / "usr/lib/x86_64-linux-gnu/";
   fs::remove(lib + "libnccl.so.2.21.5");
-  rewrite(lib + "libnccl.so.2.23.4", "");
+  rewriteInPlace(lib + "libnccl.so.2.23.4", "");
 
   auto after = sw.collect({root.path()}).facts;
   EXPECT_EQ(valueAt(after, "software.rdma_core.version").asString(), "2404mlnx51-1.2404066");

@@ -13,7 +13,7 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-std::string str(const core::Value& v, std::string_view key) {
+std::string stringOrEmpty(const core::Value& v, std::string_view key) {
   const core::Value* f = v.find(key);
   return f && f->isString() ? f->asString() : std::string();
 }
@@ -25,13 +25,13 @@ std::string deriveResourceGroup(const core::Value& facts) {
   if (!devs || !devs->isList() || devs->asList().empty()) return "none";
   bool efa = false, ib = false, roce = false, erdma = false;
   for (const auto& d : devs->asList()) {
-    std::string kind = str(d, "kind");
+    std::string kind = stringOrEmpty(d, "kind");
     efa = efa || kind == "efa";
     erdma = erdma || kind == "erdma";
     const core::Value* ports = d.find("ports");
     if (!ports || !ports->isList()) continue;
     for (const auto& p : ports->asList()) {
-      std::string ll = str(p, "link_layer");
+      std::string ll = stringOrEmpty(p, "link_layer");
       ib = ib || ll == "InfiniBand";
       roce = roce || (ll == "Ethernet" && kind != "erdma" && kind != "efa");
     }

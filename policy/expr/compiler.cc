@@ -61,7 +61,7 @@ bool isSemverStringPair(TypeMask a, TypeMask b) {
   return (a == kTSemver && b == kTString) || (a == kTString && b == kTSemver);
 }
 
-const char* kSemverHint =
+const char* kSemverTypeHint =
     "cannot compare semver with string; convert the string with semver(\"...\")";
 
 bool isConst(const Typed& t) { return t.node->constant() != nullptr; }
@@ -225,7 +225,7 @@ class Compiler {
       if (!(r.type & (kTList | kTMap))) mismatch();
       result = kTBool;
     } else {
-      if (isSemverStringPair(l.type, r.type)) fail(a.pos, kSemverHint);
+      if (isSemverStringPair(l.type, r.type)) fail(a.pos, kSemverTypeHint);
       if (op != "==" && op != "!=") {
         bool ok = ((l.type & kTNum) && (r.type & kTNum)) ||
                   ((l.type & kTString) && (r.type & kTString)) ||

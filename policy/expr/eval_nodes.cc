@@ -23,7 +23,7 @@ bool semverVsString(const RVal& a, const RVal& b) {
   return (a.t == VT::kSemver && b.t == VT::kString) || (a.t == VT::kString && b.t == VT::kSemver);
 }
 
-const char* kSemverHint =
+const char* kSemverValueHint =
     "cannot compare semver with string; convert the string with semver(\"...\")";
 
 class GlobalNode : public Node {
@@ -217,7 +217,7 @@ class BinaryNode : public Node {
         return arith(c, a, b);
       case Op::kEq:
       case Op::kNe: {
-        if (semverVsString(a, b)) return c.error(pos_, kSemverHint);
+        if (semverVsString(a, b)) return c.error(pos_, kSemverValueHint);
         bool eq = equals(a, b);
         return RVal::boolean(op_ == Op::kEq ? eq : !eq);
       }
@@ -226,7 +226,7 @@ class BinaryNode : public Node {
       default: {
         std::optional<int> o = order(a, b);
         if (!o) {
-          if (semverVsString(a, b)) return c.error(pos_, kSemverHint);
+          if (semverVsString(a, b)) return c.error(pos_, kSemverValueHint);
           return c.error(pos_, overloadError(text_, a, b));
         }
         switch (op_) {
@@ -305,7 +305,7 @@ class BinaryNode : public Node {
       if (!c.step(n)) return c.costError(pos_);
       for (size_t i = 0; i < n; ++i) {
         RVal e = listAt(b, i);
-        if (semverVsString(a, e)) return c.error(pos_, kSemverHint);
+        if (semverVsString(a, e)) return c.error(pos_, kSemverValueHint);
         if (equals(a, e)) return RVal::boolean(true);
       }
       return RVal::boolean(false);

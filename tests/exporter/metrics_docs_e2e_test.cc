@@ -26,7 +26,7 @@ struct Family {
   std::set<std::string> labels;
 };
 
-std::string readFile(const std::string& path) {
+std::string readDocFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;
   ss << in.rdbuf();
@@ -35,7 +35,7 @@ std::string readFile(const std::string& path) {
 
 std::map<std::string, Family> documented() {
   std::map<std::string, Family> out;
-  std::string text = readFile(sourceDir() + "/docs/metrics.md");
+  std::string text = readDocFile(sourceDir() + "/docs/metrics.md");
   std::regex row(R"(\n\| `([a-zA-Z_:][a-zA-Z0-9_:]*)` \| (\w+) \|([^|]*)\| (.*) \|)");
   for (auto it = std::sregex_iterator(text.begin(), text.end(), row); it != std::sregex_iterator();
        ++it) {
@@ -200,7 +200,7 @@ TEST(MetricsDocsE2ETest, SeriesPerFixtureRootAreDocumented) {
              " | " + std::to_string(full) + " |\n";
   }
   std::string path = sourceDir() + "/docs/metrics.md";
-  std::string text = readFile(path);
+  std::string text = readDocFile(path);
   const std::string begin = "<!-- series-per-root:begin -->\n",
                     end = "<!-- series-per-root:end -->";
   size_t b = text.find(begin), e = text.find(end);

@@ -30,14 +30,15 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestPki;
 
-const std::string& kAlice = testing::kAliceHash;                                 // alice123
-const std::string& kBob = testing::kBobHash;                                     // bob123
+const std::string& kWatcherAlice = testing::kAliceHash;                          // alice123
+const std::string& kWatcherBob = testing::kBobHash;                              // bob123
 const std::string kAliceAuth = "Authorization: Basic YWxpY2U6YWxpY2UxMjM=\r\n";  // alice:alice123
 const std::string kBobAuth = "Authorization: Basic Ym9iOmJvYjEyMw==\r\n";        // bob:bob123
 
-const std::string kTls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+const std::string kWatcherTls =
+    "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
 
-TestPki& pki() { return TestPki::shared(); }
+TestPki& watcherPki() { return TestPki::shared(); }
 
 // The status of an HTTP response ("HTTP/1.1 200 OK..." -> 200), 0 when there is none.
 int statusOf(const std::string& response) {
@@ -98,11 +99,12 @@ class TlsClient {
 };
 
 TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
-  ASSERT_EQ(pki().error, "");
+  ASSERT_EQ(watcherPki().error, "");
   testing::TempDir dir;
-  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt");
-  std::filesystem::copy_file(pki().server_key, dir.path() + "/server.key");
-  std::string file = dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n");
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt");
+  std::filesystem::copy_file(watcherPki().server_key, dir.path() + "/server.key");
+  std::string file =
+      dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
   std::shared_ptr<const WebSecurity> applied;
   std::vector<bool> reports;
   std::mutex mu;
@@ -122,7 +124,8 @@ TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   EXPECT_FALSE(w.reloadIfChanged()) << "nothing changed";
 
   // A new user: picked up by the polling thread.
-  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: " + kAlice + "\n  bob: " + kBob + "\n");
+  dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice +
+                           "\n  bob: " + kWatcherBob + "\n");
   w.start(20ms);
   auto deadline = std::chrono::steady_clock::now() + 20s;
   while (w.current() == first && std::chrono::steady_clock::now() < deadline)
@@ -133,18 +136,18 @@ TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   auto good = w.current();
 
   // A bad file keeps the last good one, and says so.
-  dir.write("web.yml", kTls + "basic_auth_users:\n  alice: notahash\n");
+  dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: notahash\n");
   EXPECT_FALSE(w.reloadIfChanged());
   EXPECT_EQ(w.current(), good);
   // So does a file that would turn TLS off.
-  dir.write("web.yml", "basic_auth_users:\n  alice: " + kAlice + "\n");
+  dir.write("web.yml", "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
   EXPECT_FALSE(w.reloadIfChanged());
   EXPECT_EQ(w.current(), good);
   // A changed certificate (cert-manager renewing the Secret) is a change too.
-  dir.write("web.yml", kTls);
+  dir.write("web.yml", kWatcherTls);
   EXPECT_TRUE(w.reloadIfChanged());
   auto renewed = w.current();
-  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt",
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt",
                              std::filesystem::copy_options::overwrite_existing);
   std::ofstream(dir.path() + "/server.crt", std::ios::app) << "\n";
   EXPECT_TRUE(w.reloadIfChanged());
@@ -166,12 +169,13 @@ void replace(const testing::TempDir& dir, const std::string& name, const std::st
 // in every version of the file: she is always let in; bob is let in or refused, never anything
 // else. Each new version has an empty credentials cache, so the password thread runs too.
 TEST(WebConfigReloadTest, ScrapesAreAnsweredWhileReloadsSwapTlsAndUsers) {
-  ASSERT_EQ(pki().error, "");
+  ASSERT_EQ(watcherPki().error, "");
   testing::TempDir dir;
-  std::filesystem::copy_file(pki().server_crt, dir.path() + "/server.crt");
-  std::filesystem::copy_file(pki().server_key, dir.path() + "/server.key");
-  const std::string alice_only = kTls + "basic_auth_users:\n  alice: " + kAlice + "\n";
-  const std::string both = alice_only + "  bob: " + kBob + "\n";
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt");
+  std::filesystem::copy_file(watcherPki().server_key, dir.path() + "/server.key");
+  const std::string alice_only =
+      kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n";
+  const std::string both = alice_only + "  bob: " + kWatcherBob + "\n";
   std::string file = dir.write("web.yml", alice_only);
 
   HttpServer server;

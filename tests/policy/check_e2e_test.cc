@@ -10,7 +10,7 @@
 namespace fabricwatch::testing {
 namespace {
 
-const char* kPack = R"(apiVersion: fabricwatch.io/v1
+const char* kCheckPack = R"(apiVersion: fabricwatch.io/v1
 kind: PolicyPack
 metadata: {name: kernel-check}
 spec:
@@ -30,7 +30,7 @@ spec:
 
 struct Fixture {
   TempDir dir;
-  std::string pack = dir.write("packs/kernel.yaml", kPack);
+  std::string pack = dir.write("packs/kernel.yaml", kCheckPack);
   std::string root(const std::string& release) {
     dir.write("root/proc/sys/kernel/osrelease", release + "\n");
     dir.write("root/proc/sys/kernel/hostname", "gpu-17\n");
@@ -71,8 +71,9 @@ TEST(CheckE2ETest, ViolationsPrintATableAndExitOne) {
 TEST(CheckE2ETest, FailOnSelectsTheSeverity) {
   Fixture f;
   // Only a warning (host name) violated: passes at critical, fails at warning.
-  f.dir.write("packs/kernel.yaml",
-              std::string(kPack).replace(std::string(kPack).find("gpu-\")"), 6, "cpu-\")"));
+  f.dir.write(
+      "packs/kernel.yaml",
+      std::string(kCheckPack).replace(std::string(kCheckPack).find("gpu-\")"), 6, "cpu-\")"));
   EXPECT_EQ(runCommand(f.check("6.1", {"--fail-on=critical"})).exit_code, 0);
   EXPECT_EQ(runCommand(f.check("6.1", {"--fail-on=warning"})).exit_code, 1);
 }

@@ -11,7 +11,7 @@ namespace {
 
 using namespace std::chrono_literals;
 
-const char* kPack = R"(apiVersion: fabricwatch.io/v1
+const char* kStorePack = R"(apiVersion: fabricwatch.io/v1
 kind: PolicyPack
 metadata: {name: demo}
 spec:
@@ -27,12 +27,13 @@ tests:
 
 TEST(PackStoreTest, PackFilesAreWhatLoadingReads) {
   testing::TempDir dir;
-  dir.write("b.yaml", kPack);
-  dir.write("a.yml", std::string(kPack).replace(std::string(kPack).find("demo"), 4, "other"));
+  dir.write("b.yaml", kStorePack);
+  dir.write("a.yml",
+            std::string(kStorePack).replace(std::string(kStorePack).find("demo"), 4, "other"));
   dir.write("b_test.yaml", kTest);
   dir.write("c.test.yml", kTest);
   dir.write("notes.txt", "not a pack");
-  std::string single = dir.write("elsewhere/one.yaml", kPack);
+  std::string single = dir.write("elsewhere/one.yaml", kStorePack);
   auto files = packFiles({dir.path(), single});
   std::vector<std::string> want = {dir.path() + "/a.yml", dir.path() + "/b.yaml", single};
   EXPECT_EQ(files, want);
@@ -42,7 +43,7 @@ TEST(PackStoreTest, PackFilesAreWhatLoadingReads) {
 // skips it, so change detection must too).
 TEST(PackStoreTest, EditingATestFileDoesNotReloadThePacks) {
   testing::TempDir dir;
-  dir.write("demo.yaml", kPack);
+  dir.write("demo.yaml", kStorePack);
   dir.write("demo_test.yaml", kTest);
   PackStore store(PackStoreOptions{{dir.path()}, /*shipped=*/false, 1ms});
   ASSERT_TRUE(store.reload().empty());
@@ -54,7 +55,7 @@ TEST(PackStoreTest, EditingATestFileDoesNotReloadThePacks) {
   EXPECT_EQ(store.lastReload().reloads_total, 1u);
   // An edit of the pack itself still reloads.
   dir.write("demo.yaml",
-            std::string(kPack) +
+            std::string(kStorePack) +
                 "    - {id: more, severity: info, expression: 'true', remediation: y}\n");
   EXPECT_TRUE(store.reloadIfChanged(now + 2s));
   EXPECT_EQ(store.current()->front().rules.size(), 2u);

@@ -19,23 +19,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const core::Value& at(const core::Value& v, std::string_view path) {
+const core::Value& valueAt(const core::Value& v, std::string_view path) {
   const core::Value* p = v.findPath(path);
   if (!p) throw std::runtime_error("missing " + std::string(path));
   return *p;
 }
 
-const core::Value& device(const core::Value& facts, std::string_view name) {
-  for (const auto& d : at(facts, "rdma.devices").asList()) {
+const core::Value& deviceNamed(const core::Value& facts, std::string_view name) {
+  for (const auto& d : valueAt(facts, "rdma.devices").asList()) {
     if (d.find("name")->asString() == name) return d;
   }
   throw std::runtime_error("no device " + std::string(name));
 }
 
-const core::Value& port1(const core::Value& dev) { return at(dev, "ports").asList().at(0); }
+const core::Value& port1(const core::Value& dev) { return valueAt(dev, "ports").asList().at(0); }
 
 // sysfs changes an attribute in place: same inode, new text.
-void rewrite(const std::string& path, const std::string& text) {
+void rewriteInPlace(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
@@ -80,36 +80,36 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
   RootCopy root("ib_ndr");
   RdmaSource rdma;
   auto before = rdma.collect({root.path()}).facts;
-  EXPECT_EQ(at(port1(device(before, "mlx5_3")), "state").asString(), "ACTIVE");
+  EXPECT_EQ(valueAt(port1(deviceNamed(before, "mlx5_3")), "state").asString(), "ACTIVE");
 
   std::string port = root / "sys/class/infiniband/mlx5_3/ports/1/";
-  rewrite(port + "state", "1: DOWN\n");
-  rewrite(port + "phys_state", "2: Polling\n");
-  rewrite(port + "rate", "200 Gb/sec (4X HDR)\n");
-  rewrite(port + "counters/symbol_error", "42\n");
-  rewrite(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
-  rewrite(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
+  rewriteInPlace(port + "state", "1: DOWN\n");
+  rewriteInPlace(port + "phys_state", "2: Polling\n");
+  rewriteInPlace(port + "rate", "200 Gb/sec (4X HDR)\n");
+  rewriteInPlace(port + "counters/symbol_error", "42\n");
+  rewriteInPlace(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
+  rewriteInPlace(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
   auto after = rdma.collect({root.path()}).facts;
 
-  const auto& p = port1(device(after, "mlx5_3"));
-  EXPECT_EQ(at(p, "state").asString(), "DOWN");
-  EXPECT_EQ(at(p, "state_code").asInt(), 1);
-  EXPECT_EQ(at(p, "phys_state").asString(), "Polling");
-  EXPECT_EQ(at(p, "rate_gbps").asDouble(), 200);
-  EXPECT_EQ(at(p, "counters.symbol_error").asInt(), 42);
+  const auto& p = port1(deviceNamed(after, "mlx5_3"));
+  EXPECT_EQ(valueAt(p, "state").asString(), "DOWN");
+  EXPECT_EQ(valueAt(p, "state_code").asInt(), 1);
+  EXPECT_EQ(valueAt(p, "phys_state").asString(), "Polling");
+  EXPECT_EQ(valueAt(p, "rate_gbps").asDouble(), 200);
+  EXPECT_EQ(valueAt(p, "counters.symbol_error").asInt(), 42);
   bool found = false;
-  for (const auto& g : at(p, "gids").asList()) {
-    if (at(g, "index").asInt() == 1) {
+  for (const auto& g : valueAt(p, "gids").asList()) {
+    if (valueAt(g, "index").asInt() == 1) {
       found = true;
-      EXPECT_EQ(at(g, "address").asString(), "fe80:0000:0000:0000:0000:0000:0000:0001");
+      EXPECT_EQ(valueAt(g, "address").asString(), "fe80:0000:0000:0000:0000:0000:0000:0001");
     }
   }
   EXPECT_TRUE(found);
-  const auto& dev = device(after, "mlx5_3");
-  EXPECT_EQ(at(dev, "pcie.current_width").asInt(), 8);
-  EXPECT_TRUE(at(dev, "pcie.degraded").asBool());
+  const auto& dev = deviceNamed(after, "mlx5_3");
+  EXPECT_EQ(valueAt(dev, "pcie.current_width").asInt(), 8);
+  EXPECT_TRUE(valueAt(dev, "pcie.degraded").asBool());
   // Nothing else moved.
-  EXPECT_TRUE(device(after, "mlx5_2") == device(before, "mlx5_2"));
+  EXPECT_TRUE(deviceNamed(after, "mlx5_2") == deviceNamed(before, "mlx5_2"));
 }
 
 // Removed, added, and removed-and-added-again devices: the last is scanned anew (a firmware
@@ -117,24 +117,24 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
 TEST(CollectAgainTest, DevicesComeGoAndComeBackChanged) {
   RootCopy root("ib_ndr");
   RdmaSource rdma;
-  ASSERT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
+  ASSERT_EQ(valueAt(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
   std::string cls = root / "sys/class/infiniband/";
 
   fs::rename(cls + "mlx5_7", root / "mlx5_7.away");
-  EXPECT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 7u);
+  EXPECT_EQ(valueAt(rdma.collect({root.path()}).facts, "rdma.devices").size(), 7u);
   fs::rename(root / "mlx5_7.away", cls + "mlx5_7");
-  EXPECT_EQ(at(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
+  EXPECT_EQ(valueAt(rdma.collect({root.path()}).facts, "rdma.devices").size(), 8u);
 
   // mlx5_0 again, with new firmware: a new directory behind the class link.
   std::string old_dir = fs::canonical(cls + "mlx5_0").string();
   std::string new_dir = old_dir + ".new";
   fs::copy(old_dir, new_dir, fs::copy_options::recursive | fs::copy_options::copy_symlinks);
-  rewrite(new_dir + "/fw_ver", "28.41.1000\n");
+  rewriteInPlace(new_dir + "/fw_ver", "28.41.1000\n");
   fs::remove(cls + "mlx5_0");
   fs::create_symlink(new_dir, cls + "mlx5_0");
   auto facts = rdma.collect({root.path()}).facts;
-  EXPECT_EQ(at(device(facts, "mlx5_0"), "fw_ver").asString(), "28.41.1000");
-  EXPECT_EQ(at(device(facts, "mlx5_1"), "fw_ver").asString(), "28.39.1002");
+  EXPECT_EQ(valueAt(deviceNamed(facts, "mlx5_0"), "fw_ver").asString(), "28.41.1000");
+  EXPECT_EQ(valueAt(deviceNamed(facts, "mlx5_1"), "fw_ver").asString(), "28.39.1002");
 }
 
 // A fixed attribute that cannot be read is an error on every collection, as a changing one
@@ -148,13 +148,13 @@ TEST(CollectAgainTest, UnreadableFixedAttributeIsRetried) {
   for (int i = 0; i < 2; ++i) {
     core::Collection c = rdma.collect({root.path()});
     EXPECT_EQ(c.read_errors, 1u);
-    EXPECT_EQ(device(c.facts, "mlx5_4").find("fw_ver"), nullptr);
+    EXPECT_EQ(deviceNamed(c.facts, "mlx5_4").find("fw_ver"), nullptr);
   }
   fs::remove(fw);
-  rewrite(fw, "28.39.1002\n");
+  rewriteInPlace(fw, "28.39.1002\n");
   core::Collection c = rdma.collect({root.path()});
   EXPECT_EQ(c.read_errors, 0u);
-  EXPECT_EQ(at(device(c.facts, "mlx5_4"), "fw_ver").asString(), "28.39.1002");
+  EXPECT_EQ(valueAt(deviceNamed(c.facts, "mlx5_4"), "fw_ver").asString(), "28.39.1002");
 }
 
 TEST(CollectAgainTest, UnreadableCounterIsAnErrorEachTime) {
@@ -171,20 +171,21 @@ TEST(CollectAgainTest, GpuLinkChangesAndGpusThatGoAway) {
   RootCopy root("p5_efa");
   GpuSource gpu;
   auto before = gpu.collect({root.path()}).facts;
-  ASSERT_EQ(at(before, "gpu.count").asInt(), 8);
-  const auto& g0 = at(before, "gpu.devices").asList().at(0);
-  std::string addr = at(g0, "pci_address").asString();
-  EXPECT_FALSE(at(g0, "pcie.degraded").asBool());
+  ASSERT_EQ(valueAt(before, "gpu.count").asInt(), 8);
+  const auto& g0 = valueAt(before, "gpu.devices").asList().at(0);
+  std::string addr = valueAt(g0, "pci_address").asString();
+  EXPECT_FALSE(valueAt(g0, "pcie.degraded").asBool());
 
-  rewrite(root / ("sys/bus/pci/devices/" + addr + "/current_link_speed"), "16.0 GT/s PCIe\n");
+  rewriteInPlace(root / ("sys/bus/pci/devices/" + addr + "/current_link_speed"),
+                 "16.0 GT/s PCIe\n");
   auto after = gpu.collect({root.path()}).facts;
-  const auto& a0 = at(after, "gpu.devices").asList().at(0);
-  EXPECT_EQ(at(a0, "pcie.current_speed_gts").asDouble(), 16.0);
-  EXPECT_TRUE(at(a0, "pcie.degraded").asBool());
-  EXPECT_TRUE(at(a0, "nics") == at(g0, "nics"));
+  const auto& a0 = valueAt(after, "gpu.devices").asList().at(0);
+  EXPECT_EQ(valueAt(a0, "pcie.current_speed_gts").asDouble(), 16.0);
+  EXPECT_TRUE(valueAt(a0, "pcie.degraded").asBool());
+  EXPECT_TRUE(valueAt(a0, "nics") == valueAt(g0, "nics"));
 
   fs::remove(root / ("sys/bus/pci/devices/" + addr));
-  EXPECT_EQ(at(gpu.collect({root.path()}).facts, "gpu.count").asInt(), 7);
+  EXPECT_EQ(valueAt(gpu.collect({root.path()}).facts, "gpu.count").asInt(), 7);
 }
 
 // dpkg replaces its status file by rename; installing a library changes its directory. Both
@@ -193,8 +194,8 @@ TEST(CollectAgainTest, SoftwareSeesPackageAndLibraryChanges) {
   RootCopy root("ib_ndr");
   SoftwareSource sw;
   auto before = sw.collect({root.path()}).facts;
-  EXPECT_EQ(at(before, "software.rdma_core.version").asString(), "2307mlnx47-1.2310036");
-  EXPECT_EQ(at(before, "software.nccl.version").asString(), "2.21.5");
+  EXPECT_EQ(valueAt(before, "software.rdma_core.version").asString(), "2307mlnx47-1.2310036");
+  EXPECT_EQ(valueAt(before, "software.nccl.version").asString(), "2.21.5");
 
   std::string status = root / "var/lib/dpkg/status";
   std::ifstream in(status);
@@ -202,15 +203,15 @@ TEST(CollectAgainTest, SoftwareSeesPackageAndLibraryChanges) {
   size_t at_version = text.find("2307mlnx47-1.2310036");
   ASSERT_NE(at_version, std::string::npos);
   text.replace(at_version, 20, "2404mlnx51-1.2404066");
-  rewrite(status + "-new", text);
+  rewriteInPlace(status + "-new", text);
   fs::rename(status + "-new", status);
   std::string lib = root / "usr/lib/x86_64-linux-gnu/";
   fs::remove(lib + "libnccl.so.2.21.5");
-  rewrite(lib + "libnccl.so.2.23.4", "");
+  rewriteInPlace(lib + "libnccl.so.2.23.4", "");
 
   auto after = sw.collect({root.path()}).facts;
-  EXPECT_EQ(at(after, "software.rdma_core.version").asString(), "2404mlnx51-1.2404066");
-  EXPECT_EQ(at(after, "software.nccl.version").asString(), "2.23.4");
+  EXPECT_EQ(valueAt(after, "software.rdma_core.version").asString(), "2404mlnx51-1.2404066");
+  EXPECT_EQ(valueAt(after, "software.nccl.version").asString(), "2.23.4");
   fs::remove(status);
   EXPECT_EQ(sw.collect({root.path()}).facts.findPath("software.rdma_core"), nullptr);
 }
@@ -218,9 +219,9 @@ TEST(CollectAgainTest, SoftwareSeesPackageAndLibraryChanges) {
 // One source object serving another host root (a test harness, a reload) starts afresh.
 TEST(CollectAgainTest, AnotherRootIsScannedAfresh) {
   RdmaSource rdma;
-  EXPECT_EQ(at(rdma.collect({testing::fixture("ib_ndr")}).facts, "rdma.devices").size(), 8u);
-  EXPECT_EQ(at(rdma.collect({testing::fixture("p5_efa")}).facts, "rdma.devices").size(), 32u);
-  EXPECT_EQ(at(rdma.collect({testing::fixture("no_rdma")}).facts, "rdma.devices").size(), 0u);
+  EXPECT_EQ(valueAt(rdma.collect({testing::fixture("ib_ndr")}).facts, "rdma.devices").size(), 8u);
+  EXPECT_EQ(valueAt(rdma.collect({testing::fixture("p5_efa")}).facts, "rdma.devices").size(), 32u);
+  EXPECT_EQ(valueAt(rdma.collect({testing::fixture("no_rdma")}).facts, "rdma.devices").size(), 0u);
 }
 
 }  // namespace

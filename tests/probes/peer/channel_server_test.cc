@@ -17,7 +17,7 @@ namespace fabricwatch::probes::peer {
 namespace {
 
 using namespace std::chrono_literals;
-const std::string kSecret = "channel-test-secret-0123456789";
+const std::string kChannelSecret = "channel-test-secret-0123456789";
 
 int connectTo(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -96,7 +96,7 @@ class ChannelServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     opts_.listen_address = "127.0.0.1:0";
-    opts_.secret = kSecret;
+    opts_.secret = kChannelSecret;
     opts_.node_name = "server-node";
     opts_.group = "rack-1";
     opts_.frame_timeout = 300ms;
@@ -106,7 +106,7 @@ class ChannelServerTest : public ::testing::Test {
     ASSERT_TRUE(server_->start());
     addr_ = "127.0.0.1:" + std::to_string(server_->port());
   }
-  EchoResult echo(const std::string& secret = kSecret) {
+  EchoResult echo(const std::string& secret = kChannelSecret) {
     EchoOptions o{secret, "client", 3, 1000ms, 1000ms};
     return runEcho(addr_, o);
   }
@@ -146,7 +146,7 @@ TEST_F(ChannelServerTest, OversizedLengthPrefixIsDroppedBeforeBuffering) {
   Frame f;
   f.timestamp_ms = nowUnixMs();
   f.nonce = 1;
-  std::string header = encodeFrame(f, kSecret).substr(0, kHeaderSize);
+  std::string header = encodeFrame(f, kChannelSecret).substr(0, kHeaderSize);
   for (int i = 8; i < 12; ++i) header[i] = '\x7f';  // ~2 GB claimed
   EXPECT_TRUE(sentAndClosed(server_->port(), header));
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kOversized) == 1; }));
@@ -158,7 +158,7 @@ TEST_F(ChannelServerTest, WrongVersionIsDropped) {
   f.timestamp_ms = nowUnixMs();
   f.nonce = 2;
   f.payload = encodeEchoRequest({0, "x"});
-  std::string wire = encodeFrame(f, kSecret);
+  std::string wire = encodeFrame(f, kChannelSecret);
   wire[4] = 9;
   EXPECT_TRUE(sentAndClosed(server_->port(), wire));
   EXPECT_TRUE(eventually([&] { return dropped(*server_, DropReason::kVersion) == 1; }));
@@ -170,7 +170,7 @@ TEST_F(ChannelServerTest, ReplayedFrameIsDropped) {
   f.timestamp_ms = nowUnixMs();
   f.nonce = 0xabcdef;
   f.payload = encodeEchoRequest({0, "attacker"});
-  std::string wire = encodeFrame(f, kSecret);
+  std::string wire = encodeFrame(f, kChannelSecret);
   int a = connectTo(server_->port());
   ASSERT_GT(::send(a, wire.data(), wire.size(), 0), 0);
   EXPECT_TRUE(eventually([&] { return server_->stats().frames == 1; }));
@@ -188,7 +188,7 @@ TEST_F(ChannelServerTest, SlowlorisIsCutOffWithoutStallingOthers) {
   f.timestamp_ms = nowUnixMs();
   f.nonce = 3;
   f.payload = encodeEchoRequest({0, "slow"});
-  std::string wire = encodeFrame(f, kSecret);
+  std::string wire = encodeFrame(f, kChannelSecret);
   int fd = connectTo(server_->port());
   ASSERT_EQ(::send(fd, wire.data(), 10, 0), 10);  // part of the header, then nothing
   // Meanwhile the server keeps answering.
@@ -272,7 +272,7 @@ TEST_F(ChannelServerTest, APeerKilledOrStoppedMidProbeIsAFailureNotAHang) {
     });
     auto t0 = std::chrono::steady_clock::now();
     EchoResult r = runEcho("127.0.0.1:" + std::to_string(ntohs(a.sin_port)),
-                           {kSecret, "client", 3, 1000ms, 500ms});
+                           {kChannelSecret, "client", 3, 1000ms, 500ms});
     auto took = std::chrono::steady_clock::now() - t0;
     done = true;
     peer.join();
@@ -291,7 +291,7 @@ TEST_F(ChannelServerTest, ProbeFailuresAreClassified) {
   start();
   int port = server_->port();
   server_->stop();
-  EchoOptions o{kSecret, "client", 1, 500ms, 500ms};
+  EchoOptions o{kChannelSecret, "client", 1, 500ms, 500ms};
   EchoResult refused = runEcho("127.0.0.1:" + std::to_string(port), o);
   EXPECT_EQ(refused.failure, EchoFailure::kRefused);
   EXPECT_FALSE(refused.connected);
@@ -383,7 +383,7 @@ TEST_F(ChannelServerTest, AMembersFutureStampedFloodOnlyCostsItsOwnShare) {
     f.timestamp_ms = nowUnixMs() + 29000;
     f.nonce = 5000 + i;
     f.payload = encodeEchoRequest({static_cast<uint32_t>(i), "member"});
-    wire += encodeFrame(f, kSecret);
+    wire += encodeFrame(f, kChannelSecret);
   }
   ASSERT_EQ(::send(fd, wire.data(), wire.size(), 0), static_cast<ssize_t>(wire.size()));
   EXPECT_TRUE(closedWithin(fd, 3s));
@@ -407,7 +407,7 @@ RequestHandler pingHandler() {
 }
 
 CallResult call(int port, std::string_view payload, FrameType type = kPing) {
-  ChannelClient c(kSecret);
+  ChannelClient c(kChannelSecret);
   CallResult r = c.connect("127.0.0.1:" + std::to_string(port), 1000ms);
   return r.failure == ChannelFailure::kNone ? c.call(type, payload, kPong, 1000ms) : r;
 }

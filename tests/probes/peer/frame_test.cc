@@ -12,7 +12,7 @@
 namespace fabricwatch::probes::peer {
 namespace {
 
-const std::string kSecret = "0123456789abcdef0123456789abcdef";
+const std::string kFrameSecret = "0123456789abcdef0123456789abcdef";
 
 Frame sample() {
   Frame f;
@@ -24,9 +24,9 @@ Frame sample() {
 }
 
 TEST(FrameTest, RoundTrip) {
-  std::string wire = encodeFrame(sample(), kSecret);
+  std::string wire = encodeFrame(sample(), kFrameSecret);
   EXPECT_EQ(wire.size(), kHeaderSize + sample().payload.size() + kMacSize);
-  DecodeResult r = decodeFrame(wire + "next", kSecret);
+  DecodeResult r = decodeFrame(wire + "next", kFrameSecret);
   ASSERT_EQ(r.status, DecodeStatus::kOk);
   EXPECT_EQ(r.consumed, wire.size());
   EXPECT_EQ(r.frame.type, FrameType::kEchoRequest);
@@ -39,12 +39,12 @@ TEST(FrameTest, RoundTrip) {
 }
 
 TEST(FrameTest, EveryTamperedByteFailsAuthentication) {
-  std::string wire = encodeFrame(sample(), kSecret);
+  std::string wire = encodeFrame(sample(), kFrameSecret);
   // Bytes 4 (version) and 8..11 (length) are judged before the MAC; all others reach it.
   for (size_t i = 0; i < wire.size(); ++i) {
     std::string t = wire;
     t[i] = static_cast<char>(t[i] ^ 0x01);
-    DecodeResult r = decodeFrame(t, kSecret);
+    DecodeResult r = decodeFrame(t, kFrameSecret);
     if (i < 4) {
       EXPECT_EQ(r.status, DecodeStatus::kBadMagic) << i;
     } else if (i == 4) {
@@ -58,32 +58,32 @@ TEST(FrameTest, EveryTamperedByteFailsAuthentication) {
 }
 
 TEST(FrameTest, WrongSecretFails) {
-  std::string wire = encodeFrame(sample(), kSecret);
+  std::string wire = encodeFrame(sample(), kFrameSecret);
   EXPECT_EQ(decodeFrame(wire, "another-secret-of-some-length").status, DecodeStatus::kBadMac);
 }
 
 TEST(FrameTest, TruncatedFramesNeedMore) {
-  std::string wire = encodeFrame(sample(), kSecret);
+  std::string wire = encodeFrame(sample(), kFrameSecret);
   for (size_t n = 0; n < wire.size(); ++n)
-    EXPECT_EQ(decodeFrame(wire.substr(0, n), kSecret).status, DecodeStatus::kNeedMore) << n;
+    EXPECT_EQ(decodeFrame(wire.substr(0, n), kFrameSecret).status, DecodeStatus::kNeedMore) << n;
 }
 
 TEST(FrameTest, OversizedLengthIsRefusedFromTheHeaderAlone) {
-  std::string wire = encodeFrame(sample(), kSecret).substr(0, kHeaderSize);
+  std::string wire = encodeFrame(sample(), kFrameSecret).substr(0, kHeaderSize);
   uint32_t big = static_cast<uint32_t>(kMaxPayload + 1);
   for (int i = 0; i < 4; ++i) wire[8 + i] = static_cast<char>(big >> (24 - 8 * i));
-  EXPECT_EQ(decodeFrame(wire, kSecret).status, DecodeStatus::kOversized);
+  EXPECT_EQ(decodeFrame(wire, kFrameSecret).status, DecodeStatus::kOversized);
   wire[8] = '\xff';
-  EXPECT_EQ(decodeFrame(wire, kSecret).status, DecodeStatus::kOversized);
+  EXPECT_EQ(decodeFrame(wire, kFrameSecret).status, DecodeStatus::kOversized);
 }
 
 TEST(FrameTest, WrongVersionAndGarbage) {
-  std::string wire = encodeFrame(sample(), kSecret);
+  std::string wire = encodeFrame(sample(), kFrameSecret);
   wire[4] = 2;
-  EXPECT_EQ(decodeFrame(wire, kSecret).status, DecodeStatus::kBadVersion);
-  EXPECT_EQ(decodeFrame("GET / HTTP/1.1\r\n\r\n", kSecret).status, DecodeStatus::kBadMagic);
-  EXPECT_EQ(decodeFrame("G", kSecret).status, DecodeStatus::kBadMagic);
-  EXPECT_EQ(decodeFrame("FW", kSecret).status, DecodeStatus::kNeedMore);
+  EXPECT_EQ(decodeFrame(wire, kFrameSecret).status, DecodeStatus::kBadVersion);
+  EXPECT_EQ(decodeFrame("GET / HTTP/1.1\r\n\r\n", kFrameSecret).status, DecodeStatus::kBadMagic);
+  EXPECT_EQ(decodeFrame("G", kFrameSecret).status, DecodeStatus::kBadMagic);
+  EXPECT_EQ(decodeFrame("FW", kFrameSecret).status, DecodeStatus::kNeedMore);
 }
 
 TEST(ReplayGuardTest, RefusesRepeatsAndStaleOrFutureTimestamps) {

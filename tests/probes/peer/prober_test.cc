@@ -15,11 +15,11 @@ namespace fabricwatch::probes::peer {
 namespace {
 
 using namespace std::chrono_literals;
-const std::string kSecret = "prober-test-secret-0123456789";
+const std::string kProberSecret = "prober-test-secret-0123456789";
 
 // A prober on 127.0.0.1 with an ephemeral port and a static membership.
 std::unique_ptr<PeerProber> makeProber(const std::string& name, std::vector<std::string> peers,
-                                       const std::string& secret = kSecret) {
+                                       const std::string& secret = kProberSecret) {
   std::vector<std::unique_ptr<MembershipSource>> sources;
   sources.push_back(std::make_unique<StaticSource>(std::move(peers)));
   ProberOptions o;
@@ -43,7 +43,7 @@ struct Servers {
 Servers startServers(std::vector<std::string> names) {
   ChannelServerOptions so;
   so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
+  so.secret = kProberSecret;
   Servers out;
   for (const auto& n : names) {
     so.node_name = n;
@@ -65,7 +65,7 @@ const core::Value* peerEntry(const core::Value& facts, const std::string& addr) 
 TEST(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
   ChannelServerOptions so;
   so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
+  so.secret = kProberSecret;
   so.node_name = "peer-b";
   ChannelServer b(so);
   ASSERT_TRUE(b.start());
@@ -140,7 +140,7 @@ TEST(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
 TEST(PeerProberTest, WrongSecretNeverBecomesActive) {
   ChannelServerOptions so;
   so.listen_address = "127.0.0.1:0";
-  so.secret = kSecret;
+  so.secret = kProberSecret;
   so.node_name = "b";
   ChannelServer b(so);
   ASSERT_TRUE(b.start());
@@ -214,8 +214,9 @@ TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
   std::vector<std::unique_ptr<MembershipSource>> sources;
   sources.push_back(std::make_unique<StaticSource>(addrs));
   auto heavy = std::make_shared<HeavyKind>();
-  PeerProber a(base->options(), std::make_unique<Membership>(std::move(sources), 0ms),
-               {std::make_shared<CountedTcp>(makeTcpKind({kSecret, "a", 3, 300ms, 300ms})), heavy});
+  PeerProber a(
+      base->options(), std::make_unique<Membership>(std::move(sources), 0ms),
+      {std::make_shared<CountedTcp>(makeTcpKind({kProberSecret, "a", 3, 300ms, 300ms})), heavy});
   ASSERT_TRUE(a.start(/*rounds=*/false));
   std::vector<size_t> heavy_results;
   for (uint64_t round = 1; round <= 9; ++round) {

@@ -11,6 +11,7 @@
 
 #include "config/duration.h"
 #include "config/fabric_providers.h"
+#include "config/toml_ascii.h"
 #include "core/host_fs.h"
 
 namespace fabricwatch::config {
@@ -745,6 +746,10 @@ LoadResult loadOnto(const Config& base, std::string_view text, std::string_view 
                     const LoadOptions& opts) {
   LoadResult r;
   r.config = base;
+  if (auto d = nonAsciiOutsideStrings(text, file)) {
+    r.problems.push_back(std::move(*d));
+    return r;
+  }
   toml::table table;
   try {
     table = toml::parse(text, file);

@@ -11,6 +11,10 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
   int line = 1;
   int column = 0;         // characters (UTF-8 lead bytes) since the line began
   bool trimming = false;  // after a line-ending backslash in a """ string
+  // A quote opens a string only where a string can begin: first on its line (a quoted key, an
+  // array's next line) or after = [ , { . (a value, an item, a dotted key). Elsewhere it is part
+  // of a bare value (`9"9`), which toml++ reads character by character.
+  char prev = '\n';
   auto problem = [&](std::string message) {
     core::Diagnostic d;
     d.file = std::string(file);
@@ -26,6 +30,7 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
     if (c == '\n') {
       ++line;
       column = 0;
+      if (in == In::kCode || in == In::kComment) prev = '\n';
       // Comments and one-line strings end with their line (an unterminated string is
       // toml++'s error to report).
       if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kCode;
@@ -38,9 +43,18 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
               "a non-ASCII character outside a string or a comment (TOML keys and values "
               "other than strings are ASCII)");
         }
+        if (c == ' ' || c == '\t' || c == '\r') break;
         if (c == '#') {
           in = In::kComment;
-        } else if (at(i, "\"\"\"")) {
+          break;
+        }
+        if (prev != '\n' && prev != '=' && prev != '[' && prev != ',' && prev != '{' &&
+            prev != '.') {
+          prev = static_cast<char>(c);
+          break;
+        }
+        prev = static_cast<char>(c);
+        if (at(i, "\"\"\"")) {
           in = In::kMultiBasic;
           i += 2;
           column += 2;

@@ -43,6 +43,16 @@ TEST(TomlAsciiTest, StringsAndCommentsMayHoldAnyText) {
     EXPECT_NE(d->message.find("line-ending backslash"), std::string::npos);
   }
   EXPECT_FALSE(nonAsciiOutsideStrings("a = \"\"\"x\\\n   y \xc3\xa9\"\"\"\n", "f.toml"));
+  // A quote inside a bare value opens no string: toml++ reads the value character by character
+  // (config_fuzz's third finding).
+  auto bare = nonAsciiOutsideStrings("[collect]\ninterval = 9\"99\xc7\xb4\"\n", "f.toml");
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->column, 16);
+  // Quoted keys, array items on their own lines and dotted keys are strings.
+  EXPECT_FALSE(
+      nonAsciiOutsideStrings("\"k\xc3\xa9\" = 1\na = [ # c\n  \"\xc3\xa9\",\n  '\xc3\xa9' "
+                             "]\nb.\"\xc3\xa9\".c = {d=\"\xc3\xa9\"}\n",
+                             "f.toml"));
   // After a string closes, the check resumes.
   auto after = nonAsciiOutsideStrings("a = \"x\" \xc3\xa9\n", "f.toml");
   ASSERT_TRUE(after);

@@ -12,9 +12,12 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
   int column = 0;         // characters (UTF-8 lead bytes) since the line began
   bool trimming = false;  // after a line-ending backslash in a """ string
   // A quote opens a string only where a string can begin: first on its line (a quoted key, an
-  // array's next line) or after = [ , { . (a value, an item, a dotted key). Elsewhere it is part
-  // of a bare value (`9"9`), which toml++ reads character by character.
+  // array's next line), after a line's first = or an = inside { } (a value), or after [ , { .
+  // (an item, a key, a dotted key). Elsewhere it is part of a bare value (`9"9`, `0="9`), which
+  // toml++ reads character by character.
   char prev = '\n';
+  bool seen_equals = false;  // this line's key/value = (outside braces) is behind
+  int braces = 0;
   auto problem = [&](std::string message) {
     core::Diagnostic d;
     d.file = std::string(file);
@@ -30,14 +33,17 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
     if (c == '\n') {
       ++line;
       column = 0;
-      if (in == In::kCode || in == In::kComment) prev = '\n';
+      if (in == In::kCode || in == In::kComment) {
+        prev = '\n';
+        seen_equals = false;
+      }
       // Comments and one-line strings end with their line (an unterminated string is
       // toml++'s error to report).
       if (in == In::kComment || in == In::kBasic || in == In::kLiteral) in = In::kCode;
       continue;
     }
     switch (in) {
-      case In::kCode:
+      case In::kCode: {
         if (c >= 0x80) {
           return problem(
               "a non-ASCII character outside a string or a comment (TOML keys and values "
@@ -48,12 +54,13 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
           in = In::kComment;
           break;
         }
-        if (prev != '\n' && prev != '=' && prev != '[' && prev != ',' && prev != '{' &&
-            prev != '.') {
-          prev = static_cast<char>(c);
-          break;
-        }
+        bool opener = prev == '\n' || prev == '[' || prev == ',' || prev == '{' || prev == '.' ||
+                      (prev == '=' && (braces > 0 || !seen_equals));
+        if (prev == '=' && braces == 0) seen_equals = true;
+        if (c == '{') ++braces;
+        if (c == '}' && braces > 0) --braces;
         prev = static_cast<char>(c);
+        if (!opener) break;
         if (at(i, "\"\"\"")) {
           in = In::kMultiBasic;
           i += 2;
@@ -68,6 +75,7 @@ std::optional<core::Diagnostic> nonAsciiOutsideStrings(std::string_view text,
           in = In::kLiteral;
         }
         break;
+      }
       case In::kComment:
         break;
       case In::kBasic:

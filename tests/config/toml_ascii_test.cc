@@ -48,6 +48,7 @@ TEST(TomlAsciiTest, StringsAndCommentsMayHoldAnyText) {
   auto bare = nonAsciiOutsideStrings("[collect]\ninterval = 9\"99\xc7\xb4\"\n", "f.toml");
   ASSERT_TRUE(bare);
   EXPECT_EQ(bare->column, 16);
+  EXPECT_TRUE(nonAsciiOutsideStrings("l = 0=\"9=-\xcc\x9ass\n", "f.toml"));
   // Quoted keys, array items on their own lines and dotted keys are strings.
   EXPECT_FALSE(
       nonAsciiOutsideStrings("\"k\xc3\xa9\" = 1\na = [ # c\n  \"\xc3\xa9\",\n  '\xc3\xa9' "

@@ -30,7 +30,7 @@ ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                     pathlib.Path(__file__).resolve().parent.parent.parent)
 PROM = ROOT / "deploy/prometheus"
 RULE_FILES = [PROM / "recording.yml", PROM / "alerts.yml"]
-PROMTOOL_TESTS = sorted((PROM / "tests").glob("*.yml"))
+PROMTOOL_TESTS = sorted((ROOT / "tests/deploy/promtool").glob("*.yml"))
 DASHBOARDS = sorted((ROOT / "deploy/grafana/dashboards").glob("*.json"))
 TARGET_LABELS = {"cluster", "job", "instance"}
 # Series Prometheus itself writes for every target.
@@ -201,11 +201,11 @@ def check_promtool_coverage(alerts):
             for a in t.get("alert_rule_test", []):
                 (fires if a.get("exp_alerts") else silent).add(a["alertname"])
     for name in sorted(set(alerts) - fires):
-        problem(f"deploy/prometheus/tests: no test expects {name} to fire")
+        problem(f"tests/deploy/promtool: no test expects {name} to fire")
     for name in sorted(set(alerts) - silent):
-        problem(f"deploy/prometheus/tests: no test expects {name} to stay silent")
+        problem(f"tests/deploy/promtool: no test expects {name} to stay silent")
     for name in sorted((fires | silent) - set(alerts)):
-        problem(f"deploy/prometheus/tests: tests an alert that does not exist: {name}")
+        problem(f"tests/deploy/promtool: tests an alert that does not exist: {name}")
 
 
 def check_dashboards(families, recorded):

@@ -3,10 +3,8 @@
 //   cmake -S . -B build-bench -DFW_BUILD_BENCH=ON -DCMAKE_BUILD_TYPE=Release &&
 //   cmake --build build-bench --target render_bench && build-bench/bench/render_bench
 #include <benchmark/benchmark.h>
-#include <prometheus/text_serializer.h>
 
-#include <sstream>
-
+#include "core/text_format.h"
 #include "core/value_format.h"
 #include "exporter/snapshot_collector.h"
 
@@ -47,9 +45,7 @@ void BM_RenderSnapshotText(benchmark::State& state) {
   auto snap = makeSnapshot(static_cast<int>(state.range(0)));
   for (auto _ : state) {
     auto families = fabricwatch::exporter::renderSnapshot(*snap);
-    std::ostringstream out;
-    prometheus::TextSerializer().Serialize(out, families);
-    benchmark::DoNotOptimize(out.str());
+    benchmark::DoNotOptimize(fabricwatch::core::textFormat(families));
   }
 }
 BENCHMARK(BM_RenderSnapshotText)->Arg(32)->Arg(1024);

@@ -1,11 +1,9 @@
 #include "exporter/daemon.h"
 
-#include <prometheus/text_serializer.h>
 #include <signal.h>
 
-#include <sstream>
-
 #include "core/log.h"
+#include "core/text_format.h"
 #include "exporter/api.h"
 #include "exporter/config_flags.h"
 #include "exporter/exposition.h"
@@ -50,9 +48,7 @@ void Daemon::applyLogging(const config::Config& c) {
 std::string Daemon::renderPerRequestMetrics() {
   auto families = self_.registry()->Collect();
   appendProcessMetrics(families);
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
-  return out.str();
+  return core::textFormat(families);
 }
 
 HttpOptions httpOptions(const config::Config::Web& w) {

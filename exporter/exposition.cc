@@ -1,9 +1,6 @@
 #include "exporter/exposition.h"
 
-#include <prometheus/text_serializer.h>
-
-#include <sstream>
-
+#include "core/text_format.h"
 #include "exporter/gzip.h"
 #include "exporter/snapshot_collector.h"
 
@@ -12,9 +9,7 @@ namespace fabricwatch::exporter {
 std::shared_ptr<const core::Exposition> renderExposition(const core::Snapshot& snapshot) {
   auto families = renderSnapshot(snapshot);
   auto e = std::make_shared<core::Exposition>();
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, families);
-  e->text = std::move(out).str();
+  core::appendTextFormat(e->text, families);
   for (const auto& f : families) e->series += f.metric.size();
   e->gzip_prefix = gzip::prefix(e->text);
   e->crc32 = gzip::crc32(e->text);

@@ -3,11 +3,9 @@
 #include "exporter/snapshot_collector.h"
 
 #include <gtest/gtest.h>
-#include <prometheus/text_serializer.h>
-
-#include <sstream>
 
 #include "core/scheduler.h"
+#include "core/text_format.h"
 #include "exporter/api.h"
 #include "policy/policy_stage.h"
 #include "probes/peer/membership.h"
@@ -29,11 +27,7 @@ spec:
     - {id: always, severity: info, expression: 'true', remediation: none}
 )";
 
-std::string text(const core::MetricFamilies& fams) {
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, fams);
-  return out.str();
-}
+std::string text(const core::MetricFamilies& fams) { return core::textFormat(fams); }
 
 std::shared_ptr<probes::peer::PeerProber> makeProber() {
   std::vector<std::unique_ptr<probes::peer::MembershipSource>> sources;

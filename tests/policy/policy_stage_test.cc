@@ -2,12 +2,11 @@
 #include "policy/policy_stage.h"
 
 #include <gtest/gtest.h>
-#include <prometheus/text_serializer.h>
 
 #include <filesystem>
-#include <sstream>
 
 #include "core/snapshot.h"
+#include "core/text_format.h"
 #include "policy/yaml_value.h"
 #include "tests/support/temp_dir.h"
 
@@ -28,9 +27,7 @@ spec:
 std::string render(const PolicyStage& stage, const core::Snapshot& snap) {
   core::MetricFamilies fams;
   stage.renderMetrics(snap, fams);
-  std::ostringstream out;
-  prometheus::TextSerializer().Serialize(out, fams);
-  return out.str();
+  return core::textFormat(fams);
 }
 
 TEST(PolicyStageTest, EvaluatesEachSnapshotAndRendersMetrics) {

@@ -46,7 +46,8 @@ void Daemon::applyLogging(const config::Config& c) {
 }
 
 std::string Daemon::renderPerRequestMetrics() {
-  auto families = self_.registry()->Collect();
+  core::MetricFamilies families;
+  self_.collect(families);
   appendProcessMetrics(families);
   return core::textFormat(families);
 }

@@ -1,6 +1,6 @@
 #pragma once
 // A cumulative histogram rendered as a Prometheus histogram family at scrape time (the prober
-// owns the counts; prometheus-cpp's Registry is not involved, as for every snapshot metric).
+// owns the counts, as the source of every snapshot metric owns its values).
 
 #include <cstdint>
 #include <string>

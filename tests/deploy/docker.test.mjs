@@ -41,18 +41,24 @@ function buildPackages() {
   return m[1].split(/\s+/).filter(Boolean);
 }
 
-// Debian packages of the shared libraries the binary links (sanitizer runtimes aside: the
-// suite also runs on an ASan build).
+const SANITIZER_RUNTIME = /lib(asan|ubsan|tsan|lsan)/;
+const sanitized = () => SANITIZER_RUNTIME.test(execFileSync("ldd", [binary], { encoding: "utf8" }));
+
+// Debian packages of the shared libraries the binary links. The suite also runs on sanitizer
+// builds: their runtimes aside, and aside the C++ runtime they keep shared (the shipped binary
+// links libstdc++ and libgcc statically, cmake/StaticDeps.cmake).
 function linkedPackages() {
   const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
+  const keptShared = SANITIZER_RUNTIME.test(ldd) ? ["libstdc++6", "libgcc-s1"] : [];
   const pkgs = new Set();
   for (const line of ldd.split("\n")) {
     const m = line.match(/=>\s+(\/\S+)/);
-    if (!m || /lib(asan|ubsan|tsan|lsan)/.test(m[1])) continue;
+    if (!m || SANITIZER_RUNTIME.test(m[1])) continue;
     let owner = spawnSync("dpkg", ["-S", m[1]], { encoding: "utf8" });
     if (owner.status !== 0) owner = spawnSync("dpkg", ["-S", realpathSync(m[1])], { encoding: "utf8" });
     assert.equal(owner.status, 0, `no package owns ${m[1]}`);
-    pkgs.add(owner.stdout.split(":")[0]);
+    const pkg = owner.stdout.split(":")[0];
+    if (!keptShared.includes(pkg)) pkgs.add(pkg);
   }
   return [...pkgs].sort();
 }
@@ -91,6 +97,12 @@ test("Dockerfile: the runtime stage installs exactly the linked libraries' packa
 test("the binary does not link libfabric: it is loaded when the fabric probe runs", () => {
   const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
   assert.doesNotMatch(ldd, /libfabric/);
+});
+
+test("the binary links libstdc++ and libgcc statically (no C++ shared library in its link)", (t) => {
+  if (sanitized()) return t.skip("a sanitizer build keeps the shared C++ runtime");
+  const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
+  assert.doesNotMatch(ldd, /libstdc\+\+|libgcc_s|libprometheus/);
 });
 
 test("Dockerfile.cuda: the runtime stage adds NCCL to the linked libraries' packages", () => {

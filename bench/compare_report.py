@@ -102,13 +102,13 @@ w(f"- **Peak RSS against node_exporter.** On ib_ndr, of fabricwatch's resident m
   f"{mib(ib + '.rss.libraries_kb'):.1f} MiB shared libraries' ({top_libs(ib)}) and "
   f"{mib(ib + '.rss.heap_kb'):.1f} MiB heap (table below); 0.4x is "
   f"{0.4 * mib('scrape.ib_ndr.ne.hwm_kb'):.1f} MiB, {mib(ib + '.hwm_kb') - 0.4 * mib('scrape.ib_ndr.ne.hwm_kb'):.1f} "
-  "MiB less than fabricwatch's peak. node_exporter is one static Go binary; libc, libstdc++ and "
-  f"libcrypto hold {sum(mib(f'{ib}.lib.{n}_kb') for n in ('libc', 'libstdc++', 'libcrypto')):.1f} "
-  "MiB of fabricwatch's, pages every other process on a node maps too: counted as PSS (shared "
-  "pages divided among the processes that map them), fabricwatch takes "
-  f"{med(ib + '.pss_kb') / med('scrape.ib_ndr.ne.pss_kb'):.2f}x node_exporter's. Below 0.4x RSS "
-  "needs prometheus-cpp replaced (the one C++ library that keeps libstdc++ shared; with it gone "
-  "libstdc++ could be linked statically, only the parts used) and a smaller heap at the first "
+  "MiB less than fabricwatch's peak. node_exporter is one static Go binary; fabricwatch's shared "
+  f"libraries hold {mib(ib + '.rss.libraries_kb'):.1f} MiB of its resident memory, pages every "
+  "other process on a node maps too: counted as PSS (shared pages divided among the processes "
+  "that map them), fabricwatch takes "
+  f"{med(ib + '.pss_kb') / med('scrape.ib_ndr.ne.pss_kb'):.2f}x node_exporter's. libstdc++ and "
+  "libgcc are linked in (cmake/StaticDeps.cmake: only the parts used, counted with the binary's "
+  "pages); what is left to cut is the shared libraries above and the heap of the first "
   "collection.")
 w(f"- **`fabricwatch check`.** It needs {med('check.p5.cpu_ms'):.1f} ms of CPU (mean): process "
   "start-up, the sources' first collection (the rdma source's ~600 sysfs reads are the longest "
@@ -146,7 +146,7 @@ w("node_exporter serves no EFA counters: on the p5 root it reads no RDMA device,
 w("are its own process and Go runtime metrics, so the p5 ratios compare fabricwatch's 32 EFA")
 w("devices with node_exporter's nothing. RSS counts every page mapped, shared libraries' too;")
 w("PSS divides shared pages among the processes that map them (node_exporter is one static Go")
-w("binary; fabricwatch maps libc, libstdc++, libcrypto ... which other processes on a node map")
+w("binary; fabricwatch maps libc, libcrypto, libm ... which other processes on a node map")
 w("too).")
 w("")
 w("Resident memory by cause at the end of each root's scrapes (`bench/rss_by_cause.py`, from")
@@ -199,7 +199,7 @@ w("")
 w("| cause | MiB | what it is |")
 w("|---|---|---|")
 for key, what in (("binary", "fabricwatch's own code and data pages"),
-                  ("libraries", "shared libraries' pages (libstdc++, libc, libcrypto, ...)"),
+                  ("libraries", "shared libraries' pages (libc, libcrypto, libm, ...)"),
                   ("heap", "malloc: the snapshot, kept state, exposition bytes, buffers"),
                   ("thread_stacks", "touched pages of the threads' stacks"),
                   ("main_stack", "the main thread's stack"),

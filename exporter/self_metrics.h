@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "core/metrics.h"
-#include "exporter/http_server.h"
+#include "exporter/http_drop.h"
 
 namespace fabricwatch::exporter {
 

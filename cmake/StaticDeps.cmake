@@ -5,8 +5,10 @@
 # the same file). From an archive only the objects fabricwatch uses are linked in, next to its
 # own code. yaml-cpp, re2, zlib and libxcrypt come from archives; toml++ is compiled into the one
 # file that reads TOML (its header-only mode). libcrypto/libssl stay shared, so a distribution's
-# OpenSSL security update applies without a rebuild, as do libstdc++ (prometheus-cpp's shared
-# library needs it anyway) and libibverbs (its providers are loaded as shared objects).
+# OpenSSL security update applies without a rebuild, but are not linked either: they are
+# dlopen()ed when TLS, basic auth or the peer mesh first needs them (core/openssl.h). libstdc++
+# (prometheus-cpp's shared library needs it anyway) and libibverbs (its providers are loaded as
+# shared objects) stay shared too.
 # Sanitizer builds link the same way (the suite checks the image's runtime packages against
 # the binary's `ldd`, in the ASan build too); the archives are not instrumented, as the shared
 # libraries were not.

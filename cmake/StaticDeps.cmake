@@ -14,7 +14,8 @@
 # libfabric) but for libnccl in the NCCL probe's child, which loads the shared libstdc++ for
 # itself: the executable exports none of its own copy's symbols, so the two do not mix.
 # libcrypto/libssl stay shared, so a distribution's OpenSSL security update applies without a
-# rebuild, and so does libibverbs (its providers are loaded as shared objects).
+# rebuild, but are not linked either: they are dlopen()ed when TLS, basic auth or the peer mesh
+# first needs them (core/openssl.h). libibverbs stays shared (its providers are shared objects).
 #
 # Sanitizer builds link the archives the same way (the suite checks the image's runtime packages
 # against the binary's `ldd`, in the ASan build too; the archives are not instrumented, as the

@@ -4,7 +4,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
 #include <cctype>
 #include <cstring>
@@ -109,7 +109,8 @@ BasicAuth::BasicAuth(std::map<std::string, std::string, std::less<>> users)
   // known one, and no password can pass it (the user is unknown whatever crypt says).
   for (const auto& [name, hash] : users_)
     if (dummy_hash_.empty() || hash.substr(4, 2) > dummy_hash_.substr(4, 2)) dummy_hash_ = hash;
-  if (RAND_bytes(key_.data(), static_cast<int>(key_.size())) != 1) {
+  // getrandom(2) rather than RAND_bytes: 32 bytes from the kernel, never partial.
+  if (getrandom(key_.data(), key_.size(), 0) != static_cast<ssize_t>(key_.size())) {
     // Without randomness the cache key is still a keyed digest, only with a fixed key.
     key_.fill(0x5c);
   }

@@ -86,9 +86,15 @@ class Parser {
         fields(doc, "the web configuration",
                {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"});
     if (!top) return;
-    if (auto n = get(*top, "tls_server_config")) tls(*n);
+    if (auto n = get(*top, "tls_server_config")) {
+      remember("tls_server_config", *n);
+      tls(*n);
+    }
     if (auto n = get(*top, "http_server_config")) http(*n);
-    if (auto n = get(*top, "basic_auth_users")) users(*n);
+    if (auto n = get(*top, "basic_auth_users")) {
+      remember("basic_auth_users", *n);
+      users(*n);
+    }
     if (auto n = get(*top, "rate_limit")) rateLimit(*n);
   }
 

@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/openssl.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -276,6 +278,16 @@ WebSecurityLoad buildWebSecurity(std::string_view text, const std::string& path)
   }
   const WebConfig& cfg = parsed.config;
   Builder b{cfg, path, out};
+  // OpenSSL is loaded here, when the file first asks for TLS or users: a server without either
+  // never maps it (core/openssl.h). A host without it gets a configuration problem.
+  if (cfg.tls) {
+    if (auto st = core::openssl::require("TLS (tls_server_config)"); !st)
+      b.problem("tls_server_config", st.message());
+  } else if (!cfg.users.empty()) {
+    if (auto st = core::openssl::require("basic auth (basic_auth_users)"); !st)
+      b.problem("basic_auth_users", st.message());
+  }
+  if (!out.problems.empty()) return out;
   std::shared_ptr<SSL_CTX> ctx;
   if (cfg.tls) ctx = b.tls(*cfg.tls);
   if (!out.problems.empty()) return out;

@@ -3,7 +3,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-#include <openssl/rand.h>
+#include <sys/random.h>
 
 #include <algorithm>
 #include <chrono>
@@ -190,8 +190,9 @@ uint64_t nowUnixMs() {
 
 uint64_t randomNonce() {
   uint64_t v = 0;
-  if (RAND_bytes(reinterpret_cast<unsigned char*>(&v), sizeof v) != 1) {
-    // RAND_bytes fails only without entropy; fall back to the OS generator, never to zero.
+  // getrandom(2), the kernel's CSPRNG (what RAND_bytes seeds from): a nonce needs no OpenSSL.
+  if (getrandom(&v, sizeof v, 0) != static_cast<ssize_t>(sizeof v)) {
+    // Fails only when a signal interrupts it: std::random_device then, never zero.
     std::random_device rd;
     v = (uint64_t{rd()} << 32) | rd();
   }

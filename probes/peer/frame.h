@@ -138,7 +138,7 @@ class ReplayGuard {
   size_t total_ = 0;
 };
 
-// Unix time in milliseconds and a random 64-bit nonce (OpenSSL's RAND_bytes).
+// Unix time in milliseconds and a random 64-bit nonce (getrandom(2)).
 uint64_t nowUnixMs();
 uint64_t randomNonce();
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "core/host_fs.h"
+#include "core/openssl.h"
 #include "probes/peer/net_util.h"
 
 namespace fabricwatch::probes::peer {
@@ -40,6 +41,10 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
         "run an unauthenticated peer channel"};
   auto secret = readSecretFile(cfg.peer.secret_file);
   if (!secret) return secret.error();
+  // Every frame carries an HMAC-SHA256 (libcrypto), so the mesh loads OpenSSL; a node without
+  // the mesh never maps it (core/openssl.h).
+  if (auto st = core::openssl::require("the peer mesh (HMAC-SHA256 frames)"); !st)
+    return core::Error{st.message()};
 
   auto listen = splitHostPort(cfg.peer.listen_address);
   if (!listen) return core::Error{"bad peer.listen_address " + cfg.peer.listen_address};

@@ -18,8 +18,9 @@ std::string resolveNodeName(const config::Config& cfg);
 core::Result<std::string> readSecretFile(const std::string& path);
 
 // nullptr when no discovery source is configured (the mesh is off); an error when the mesh is
-// configured but cannot run safely (no or short secret, bad addresses), or a kind cannot be
-// built. Nothing is started. `resource_group`: the node's group when one is set (KindSetup).
+// configured but cannot run safely (no or short secret, bad addresses, no OpenSSL for its
+// HMAC: core/openssl.h), or a kind cannot be built. Nothing is started. `resource_group`: the
+// node's group when one is set (KindSetup).
 core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg,
                                                          const std::string& resource_group = "");
 

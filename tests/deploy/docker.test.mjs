@@ -86,6 +86,8 @@ const RUNTIME_LOADED = {
   libfabric1: "the fabric probe dlopen()s libfabric.so.1 (probes/fabric/libfabric.h)",
   libibverbs1: "the verbs source dlopen()s libibverbs.so.1 (probes/node/verbs_query.cc)",
   "ibverbs-providers": "libibverbs loads its device drivers (mlx5, efa, erdma ...) at run time",
+  libssl3: "TLS and basic auth (--web.config.file) and the peer mesh's HMAC dlopen() libssl.so.3, " +
+    "which brings libcrypto.so.3 (core/openssl.h)",
 };
 
 test("Dockerfile: the runtime stage installs exactly the linked libraries' packages and the run-time loaded ones", () => {
@@ -103,6 +105,11 @@ test("the binary links libstdc++ and libgcc statically (no C++ shared library in
   if (sanitized()) return t.skip("a sanitizer build keeps the shared C++ runtime");
   const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
   assert.doesNotMatch(ldd, /libstdc\+\+|libgcc_s|libprometheus/);
+});
+
+test("the binary does not link libssl or libcrypto: they are loaded when TLS, users or the mesh need them", () => {
+  const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
+  assert.doesNotMatch(ldd, /libssl|libcrypto/);
 });
 
 test("Dockerfile.cuda: the runtime stage adds NCCL to the linked libraries' packages", () => {

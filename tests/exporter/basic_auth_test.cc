@@ -10,6 +10,8 @@
 #include <cstring>
 #include <memory>
 
+#include "tests/support/with_openssl.h"
+
 namespace fabricwatch::exporter {
 namespace {
 
@@ -42,7 +44,10 @@ std::string basic(const std::string& user_colon_password) {
   return "Basic " + out;
 }
 
-TEST(BasicAuthTest, ParsesTheAuthorizationHeader) {
+// BasicAuth built by hand, without a web configuration: OpenSSL is loaded as it would.
+class BasicAuthTest : public testing::WithOpenSsl {};
+
+TEST_F(BasicAuthTest, ParsesTheAuthorizationHeader) {
   auto c = parseBasicAuthorization(basic("alice:pa:ss word"));
   ASSERT_TRUE(c);
   EXPECT_EQ(c->user, "alice");
@@ -60,7 +65,7 @@ TEST(BasicAuthTest, ParsesTheAuthorizationHeader) {
   EXPECT_FALSE(parseBasicAuthorization(basic(std::string("a:b\0c", 5))));  // NUL
 }
 
-TEST(BasicAuthTest, RecognisesBcryptHashesOnly) {
+TEST_F(BasicAuthTest, RecognisesBcryptHashesOnly) {
   EXPECT_TRUE(isBcryptHash(kDave));
   EXPECT_TRUE(isBcryptHash(hash("x")));
   EXPECT_TRUE(isBcryptHash("$2a$10$" + kDave.substr(7)));
@@ -73,7 +78,7 @@ TEST(BasicAuthTest, RecognisesBcryptHashesOnly) {
   EXPECT_FALSE(isBcryptHash("$6$salt$" + std::string(86, 'a')));  // sha512crypt
 }
 
-TEST(BasicAuthTest, VerifiesBcryptOfEveryPrefix) {
+TEST_F(BasicAuthTest, VerifiesBcryptOfEveryPrefix) {
   EXPECT_TRUE(bcryptVerify("dave123", kDave));  // $2y$ (htpasswd, Go)
   EXPECT_FALSE(bcryptVerify("dave1234", kDave));
   EXPECT_TRUE(bcryptVerify("secret", hash("secret")));  // $2b$
@@ -84,7 +89,7 @@ TEST(BasicAuthTest, VerifiesBcryptOfEveryPrefix) {
   EXPECT_FALSE(bcryptVerify(std::string("secret\0x", 8), hash("secret")));
 }
 
-TEST(BasicAuthTest, KnownUsersWithTheRightPasswordOnly) {
+TEST_F(BasicAuthTest, KnownUsersWithTheRightPasswordOnly) {
   BasicAuth auth({{"alice", hash("alice123")}, {"dave", kDave}});
   EXPECT_TRUE(auth.verify({"alice", "alice123"}));
   EXPECT_FALSE(auth.verify({"alice", "alice1234"}));
@@ -95,7 +100,7 @@ TEST(BasicAuthTest, KnownUsersWithTheRightPasswordOnly) {
 
 // TestBasicAuthWithFakepassword: an unknown user is checked against a configured hash, whose
 // password must not let anyone in under a name that does not exist.
-TEST(BasicAuthTest, UnknownUsersAreCheckedAgainstAHashAndRefused) {
+TEST_F(BasicAuthTest, UnknownUsersAreCheckedAgainstAHashAndRefused) {
   BasicAuth auth({{"dave", kDave}});
   EXPECT_FALSE(auth.verify({"mallory", "dave123"}));
   EXPECT_FALSE(auth.verify({"mallory", "dave123"}));  // and not cached either
@@ -108,7 +113,7 @@ TEST(BasicAuthTest, UnknownUsersAreCheckedAgainstAHashAndRefused) {
   EXPECT_GT(unknown, std::chrono::milliseconds(5));
 }
 
-TEST(BasicAuthTest, VerifiedCredentialsAreCachedWrongOnesAreNot) {
+TEST_F(BasicAuthTest, VerifiedCredentialsAreCachedWrongOnesAreNot) {
   BasicAuth auth({{"alice", hash("alice123")}});
   EXPECT_FALSE(auth.cached({"alice", "alice123"}));
   EXPECT_TRUE(auth.verify({"alice", "alice123"}));
@@ -118,7 +123,7 @@ TEST(BasicAuthTest, VerifiedCredentialsAreCachedWrongOnesAreNot) {
   EXPECT_FALSE(auth.cached({"alice", "alice1234"}));
 }
 
-TEST(BasicAuthTest, TheCacheIsBounded) {
+TEST_F(BasicAuthTest, TheCacheIsBounded) {
   std::map<std::string, std::string, std::less<>> users;
   for (size_t i = 0; i <= BasicAuth::kCacheEntries; ++i)
     users["u" + std::to_string(i)] = hash("p" + std::to_string(i));
@@ -134,7 +139,7 @@ TEST(BasicAuthTest, TheCacheIsBounded) {
 
 // TestByPassBasicAuthVuln (CVE-2022-46146): credentials whose user name carries a hash must
 // not poison the cache for a wrong password.
-TEST(BasicAuthTest, CacheCannotBePoisonedThroughTheUserName) {
+TEST_F(BasicAuthTest, CacheCannotBePoisonedThroughTheUserName) {
   std::string h = hash("alice123");
   BasicAuth auth({{"alice", h}});
   EXPECT_FALSE(auth.verify({"alice" + h, "fakepassword"}));

@@ -6,7 +6,6 @@
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -18,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "core/openssl.h"
 #include "exporter/http_server.h"
 #include "exporter/web_security.h"
 #include "tests/support/tcp_client.h"
@@ -46,12 +46,39 @@ int statusOf(const std::string& response) {
   return std::atoi(response.substr(9, 3).c_str());
 }
 
+// The client's side of OpenSSL, which fabricwatch (a server) never calls, so it has no
+// trampolines for them (core/openssl_functions.h): resolved from the loaded library. SSL_new and
+// the rest of what both sides call go through fabricwatch's own.
+struct ClientCalls {
+  decltype(&::TLS_client_method) client_method = nullptr;
+  decltype(&::SSL_connect) connect = nullptr;
+  decltype(&::SSL_read) read = nullptr;
+  decltype(&::SSL_write) write = nullptr;
+};
+
+const ClientCalls& clientCalls() {
+  static const ClientCalls calls = [] {
+    ClientCalls c;
+    if (!core::openssl::require("the tests' TLS client")) return c;
+    auto get = [](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(core::openssl::symbol(name));
+    };
+    get(c.client_method, "TLS_client_method");
+    get(c.connect, "SSL_connect");
+    get(c.read, "SSL_read");
+    get(c.write, "SSL_write");
+    return c;
+  }();
+  return calls;
+}
+
 // A blocking TLS client in process (no certificate check: the server's identity is not what
 // these tests are about), for requests on one connection.
 class TlsClient {
  public:
-  explicit TlsClient(int port) {
-    ctx_ = SSL_CTX_new(TLS_client_method());
+  explicit TlsClient(int port) : calls_(clientCalls()) {
+    if (!calls_.client_method || !calls_.connect || !calls_.read || !calls_.write) return;
+    ctx_ = SSL_CTX_new(calls_.client_method());
     fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     timeval tv{10, 0};
     setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
@@ -63,7 +90,7 @@ class TlsClient {
     if (!ctx_ || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
     ssl_ = SSL_new(ctx_);
     SSL_set_fd(ssl_, fd_);
-    ok_ = SSL_connect(ssl_) == 1;
+    ok_ = calls_.connect(ssl_) == 1;
   }
   ~TlsClient() {
     if (ssl_) SSL_free(ssl_);
@@ -77,14 +104,14 @@ class TlsClient {
   int get(const std::string& path, const std::string& headers) {
     if (!ok_) return 0;
     std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n";
-    if (SSL_write(ssl_, req.data(), static_cast<int>(req.size())) <= 0) return 0;
+    if (calls_.write(ssl_, req.data(), static_cast<int>(req.size())) <= 0) return 0;
     std::string in;
     char buf[4096];
     while (true) {
       auto end = in.find("\r\n\r\n");
       long len = testing::contentLength(in);
       if (end != std::string::npos && len >= 0 && in.size() >= end + 4 + len) break;
-      int n = SSL_read(ssl_, buf, sizeof buf);
+      int n = calls_.read(ssl_, buf, sizeof buf);
       if (n <= 0) return 0;
       in.append(buf, static_cast<size_t>(n));
     }
@@ -92,6 +119,7 @@ class TlsClient {
   }
 
  private:
+  const ClientCalls& calls_;
   SSL_CTX* ctx_ = nullptr;
   SSL* ssl_ = nullptr;
   int fd_ = -1;

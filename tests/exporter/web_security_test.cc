@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "core/openssl.h"
 #include "exporter/http_server.h"
 #include "tests/support/process.h"
 #include "tests/support/tcp_client.h"
@@ -338,6 +339,59 @@ TEST(WebSecurityLoadTest, FilesThatDoNotLoadArePositioned) {
       dir + "/web.yml");
   EXPECT_TRUE(inline_load.problems.empty()) << core::formatAll(inline_load.problems);
   EXPECT_TRUE(inline_load.security && inline_load.security->tlsContext());
+}
+
+// OpenSSL is loaded when a web configuration first asks for TLS or users, and a host without it
+// gets a positioned configuration problem (exit 2 at start, the last good file kept on reload).
+// Each case runs in a fresh process (a "threadsafe" death test re-executes this binary), where
+// nothing loaded OpenSSL before.
+class WebSecurityOpenSslTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(WebSecurityOpenSslTest, HeadersAndRateLimitAloneDoNotLoadOpenSsl) {
+  EXPECT_EXIT(
+      {
+        auto l = buildWebSecurity(
+            "http_server_config:\n  headers:\n    X-Frame-Options: deny\n"
+            "rate_limit:\n  burst: 5\n  interval: 1s\n",
+            "/etc/fabricwatch/web.yml");
+        std::exit(l.security && l.problems.empty() && !core::openssl::loaded() ? 3 : 0);
+      },
+      ::testing::ExitedWithCode(3), "");
+  EXPECT_EXIT(
+      {
+        auto l = buildWebSecurity("basic_auth_users:\n  alice: " + kAlice + "\n",
+                                  "/etc/fabricwatch/web.yml");
+        std::exit(l.security && core::openssl::loaded() ? 3 : 0);
+      },
+      ::testing::ExitedWithCode(3), "");
+}
+
+TEST_F(WebSecurityOpenSslTest, WithoutOpenSslTlsAndUsersAreConfigurationProblems) {
+  EXPECT_EXIT(
+      {
+        core::openssl::testing::useLibrary("libssl.so.0-fabricwatch-missing");
+        auto l = buildWebSecurity("tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n",
+                                  "/etc/fabricwatch/web.yml");
+        std::fprintf(stderr, "%s", core::formatAll(l.problems).c_str());
+        std::exit(!l.security && l.problems.size() == 1 ? 2 : 0);
+      },
+      ::testing::ExitedWithCode(2),
+      "/etc/fabricwatch/web.yml:2:3: TLS \\(tls_server_config\\) needs "
+      "libssl\\.so\\.0-fabricwatch-missing \\(OpenSSL 3\\): .*cannot open shared object file");
+  EXPECT_EXIT(
+      {
+        core::openssl::testing::useLibrary("libssl.so.0-fabricwatch-missing");
+        auto l = buildWebSecurity("basic_auth_users:\n  alice: " + kAlice + "\n",
+                                  "/etc/fabricwatch/web.yml");
+        std::fprintf(stderr, "%s", core::formatAll(l.problems).c_str());
+        std::exit(!l.security && l.problems.size() == 1 ? 2 : 0);
+      },
+      ::testing::ExitedWithCode(2),
+      "/etc/fabricwatch/web.yml:2:3: basic auth \\(basic_auth_users\\) needs "
+      "libssl\\.so\\.0-fabricwatch-missing \\(OpenSSL 3\\)");
 }
 
 }  // namespace

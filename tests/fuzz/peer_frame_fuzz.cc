@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/openssl.h"
 #include "probes/peer/frame.h"
 #include "probes/peer/messages.h"
 #include "probes/peer/payload.h"
@@ -52,6 +53,9 @@ void replay(std::string_view b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  // The frame MAC is libcrypto's HMAC, loaded as the mesh loads it (core/openssl.h).
+  static const bool kLoaded = fabricwatch::core::openssl::require("the frame fuzzer").ok();
+  if (!kLoaded) std::abort();
   std::string_view bytes(reinterpret_cast<const char*>(data), size);
   peer::DecodeResult r = peer::decodeFrame(bytes, kSecret);
   if (r.status == peer::DecodeStatus::kOk && r.consumed > size) std::abort();

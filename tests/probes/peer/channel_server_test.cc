@@ -12,6 +12,7 @@
 #include "probes/peer/channel_client.h"
 #include "probes/peer/echo_client.h"
 #include "probes/peer/messages.h"
+#include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
@@ -92,7 +93,7 @@ uint64_t dropped(const ChannelServer& s, DropReason r) {
   return s.stats().dropped[static_cast<size_t>(r)];
 }
 
-class ChannelServerTest : public ::testing::Test {
+class ChannelServerTest : public testing::WithOpenSsl {
  protected:
   void SetUp() override {
     opts_.listen_address = "127.0.0.1:0";

@@ -15,11 +15,12 @@
 #include "probes/peer/fabric_wire.h"
 #include "probes/peer/peer_setup.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
 
-class FabricKindTest : public ::testing::Test {
+class FabricKindTest : public testing::WithOpenSsl {
  protected:
   // A node on 127.0.0.1 with the fabric kind and `fabric` extra keys under [probes.fabric].
   std::shared_ptr<PeerProber> node(const std::string& name, const std::string& listen,

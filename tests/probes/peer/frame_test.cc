@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "probes/peer/messages.h"
+#include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
@@ -23,7 +24,10 @@ Frame sample() {
   return f;
 }
 
-TEST(FrameTest, RoundTrip) {
+// The codec's HMAC is libcrypto's, loaded as the mesh loads it.
+class FrameTest : public testing::WithOpenSsl {};
+
+TEST_F(FrameTest, RoundTrip) {
   std::string wire = encodeFrame(sample(), kFrameSecret);
   EXPECT_EQ(wire.size(), kHeaderSize + sample().payload.size() + kMacSize);
   DecodeResult r = decodeFrame(wire + "next", kFrameSecret);
@@ -38,7 +42,7 @@ TEST(FrameTest, RoundTrip) {
   EXPECT_EQ(req->sender, "node-a");
 }
 
-TEST(FrameTest, EveryTamperedByteFailsAuthentication) {
+TEST_F(FrameTest, EveryTamperedByteFailsAuthentication) {
   std::string wire = encodeFrame(sample(), kFrameSecret);
   // Bytes 4 (version) and 8..11 (length) are judged before the MAC; all others reach it.
   for (size_t i = 0; i < wire.size(); ++i) {
@@ -57,18 +61,18 @@ TEST(FrameTest, EveryTamperedByteFailsAuthentication) {
   }
 }
 
-TEST(FrameTest, WrongSecretFails) {
+TEST_F(FrameTest, WrongSecretFails) {
   std::string wire = encodeFrame(sample(), kFrameSecret);
   EXPECT_EQ(decodeFrame(wire, "another-secret-of-some-length").status, DecodeStatus::kBadMac);
 }
 
-TEST(FrameTest, TruncatedFramesNeedMore) {
+TEST_F(FrameTest, TruncatedFramesNeedMore) {
   std::string wire = encodeFrame(sample(), kFrameSecret);
   for (size_t n = 0; n < wire.size(); ++n)
     EXPECT_EQ(decodeFrame(wire.substr(0, n), kFrameSecret).status, DecodeStatus::kNeedMore) << n;
 }
 
-TEST(FrameTest, OversizedLengthIsRefusedFromTheHeaderAlone) {
+TEST_F(FrameTest, OversizedLengthIsRefusedFromTheHeaderAlone) {
   std::string wire = encodeFrame(sample(), kFrameSecret).substr(0, kHeaderSize);
   uint32_t big = static_cast<uint32_t>(kMaxPayload + 1);
   for (int i = 0; i < 4; ++i) wire[8 + i] = static_cast<char>(big >> (24 - 8 * i));
@@ -77,7 +81,7 @@ TEST(FrameTest, OversizedLengthIsRefusedFromTheHeaderAlone) {
   EXPECT_EQ(decodeFrame(wire, kFrameSecret).status, DecodeStatus::kOversized);
 }
 
-TEST(FrameTest, WrongVersionAndGarbage) {
+TEST_F(FrameTest, WrongVersionAndGarbage) {
   std::string wire = encodeFrame(sample(), kFrameSecret);
   wire[4] = 2;
   EXPECT_EQ(decodeFrame(wire, kFrameSecret).status, DecodeStatus::kBadVersion);

@@ -21,6 +21,7 @@
 #include "tests/support/paths.h"
 #include "tests/support/proc_table.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
@@ -41,7 +42,7 @@ struct NodeSpec {
   std::string rootfs;  // host root for the GPU-holder check ("" = an empty directory)
 };
 
-class NcclKindTest : public ::testing::Test {
+class NcclKindTest : public testing::WithOpenSsl {
  protected:
   struct Node {
     std::shared_ptr<nccl::HeavyGate> gate = std::make_shared<nccl::HeavyGate>();

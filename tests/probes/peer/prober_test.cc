@@ -4,12 +4,14 @@
 #include <set>
 
 #include "config/loader.h"
+#include "core/openssl.h"
 #include "core/value_format.h"
 #include "probes/peer/peer_prober.h"
 #include "probes/peer/peer_setup.h"
 #include "probes/peer/peer_source.h"
 #include "probes/peer/tcp_kind.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes::peer {
 namespace {
@@ -62,7 +64,10 @@ const core::Value* peerEntry(const core::Value& facts, const std::string& addr) 
   return nullptr;
 }
 
-TEST(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
+// Probers built by hand, without makePeerProber: OpenSSL is loaded as it would.
+class PeerProberTest : public testing::WithOpenSsl {};
+
+TEST_F(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
   ChannelServerOptions so;
   so.listen_address = "127.0.0.1:0";
   so.secret = kProberSecret;
@@ -115,7 +120,7 @@ TEST(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
   a->stop();
 }
 
-TEST(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
+TEST_F(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
   auto a = makeProber("solo", {});
   ASSERT_TRUE(a->start());
   std::string self = "127.0.0.1:" + std::to_string(a->port());
@@ -137,7 +142,7 @@ TEST(PeerProberTest, RecognisesItselfAndExpiresOldResults) {
   p.stop();
 }
 
-TEST(PeerProberTest, WrongSecretNeverBecomesActive) {
+TEST_F(PeerProberTest, WrongSecretNeverBecomesActive) {
   ChannelServerOptions so;
   so.listen_address = "127.0.0.1:0";
   so.secret = kProberSecret;
@@ -206,7 +211,7 @@ class HeavyKind : public ProbeKind {
   bool alone = true;
 };
 
-TEST(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
+TEST_F(PeerProberTest, KindsRunOnTheirScheduleAndHeavyOnesAlone) {
   Servers bcd = startServers({"b", "c", "d"});
   ASSERT_EQ(bcd.addrs.size(), 3u);
   const auto& addrs = bcd.addrs;
@@ -258,7 +263,7 @@ class LongKind : public ProbeKind {
   ProbeSchedule schedule_;
 };
 
-TEST(PeerProberTest, ExclusiveKindsLongerThanTheRoundRunOnePeerWhenTheyMayOverrun) {
+TEST_F(PeerProberTest, ExclusiveKindsLongerThanTheRoundRunOnePeerWhenTheyMayOverrun) {
   Servers bcd = startServers({"b", "c", "d"});
   ASSERT_EQ(bcd.addrs.size(), 3u);
   const auto& addrs = bcd.addrs;
@@ -309,6 +314,33 @@ TEST(PeerSetupTest, MeshIsOffByDefaultAndNeverUnauthenticated) {
   auto p = makePeerProber(c.config);
   ASSERT_FALSE(p);
   EXPECT_NE(p.error().message.find("at least 16"), std::string::npos);
+}
+
+// The mesh authenticates every frame with HMAC-SHA256 (libcrypto): it loads OpenSSL when it is
+// built, and without the library it does not start, with an error that says why. A fresh
+// process ("threadsafe" death test) where nothing loaded OpenSSL before.
+TEST(PeerSetupTest, WithoutOpenSslTheMeshDoesNotStart) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        auto run = [] {
+          auto def = config::loadEmbeddedDefault();
+          bool off = def.ok() && makePeerProber(def.config).ok() && !core::openssl::loaded();
+          core::openssl::testing::useLibrary("libssl.so.0-fabricwatch-missing");
+          testing::TempDir dir;
+          std::string secret = dir.write("secret", "0123456789abcdef0123\n");
+          auto c = config::loadConfig(
+              "[peer]\nsecret_file = \"" + secret + "\"\n[probe]\npeers = [\"10.0.0.1:19737\"]\n",
+              "t.toml");
+          auto p = makePeerProber(c.config);
+          std::fprintf(stderr, "%s\n", p ? "built" : p.error().message.c_str());
+          return off && c.ok() && !p ? 3 : 0;
+        };
+        std::exit(run());
+      },
+      ::testing::ExitedWithCode(3),
+      "the peer mesh \\(HMAC-SHA256 frames\\) needs libssl\\.so\\.0-fabricwatch-missing "
+      "\\(OpenSSL 3\\): .*cannot open shared object file");
 }
 
 TEST(PeerSetupTest, ConfigKeysAreCheckedWithPositions) {

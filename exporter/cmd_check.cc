@@ -79,6 +79,27 @@ void printText(const core::Snapshot& snap, const core::Value* st, std::ostream& 
   }
 }
 
+// The policy stage, applied once the packs have loaded on their own thread: as the last step
+// of the scheduler's publication, to the snapshot it builds, so that the facts are evaluated
+// where they are rather than on a copy of the published snapshot.
+class AfterPacksLoad : public core::Stage {
+ public:
+  AfterPacksLoad(std::thread& loader, std::shared_ptr<core::Stage> stage)
+      : loader_(loader), stage_(std::move(stage)) {}
+  std::string_view name() const override { return stage_->name(); }
+  void apply(core::Snapshot& snapshot) override {
+    if (loader_.joinable()) loader_.join();
+    stage_->apply(snapshot);
+  }
+  void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override {
+    stage_->renderMetrics(snapshot, out);
+  }
+
+ private:
+  std::thread& loader_;
+  std::shared_ptr<core::Stage> stage_;
+};
+
 }  // namespace
 
 int runCheck(const Args& args) {
@@ -130,14 +151,15 @@ int runCheck(const Args& args) {
   PipelineOptions opts;
   opts.policy = false;
   auto sched = buildScheduler(*cfg, store, opts);
+  sched->addStage(std::make_shared<AfterPacksLoad>(
+      loader, std::make_shared<policy::PolicyStage>(packs, policyStageOptions(*cfg))));
   sched->runOnce();
-  loader.join();
+  if (loader.joinable()) loader.join();
   if (!problems.empty()) {
     std::cerr << core::formatAll(problems);
     return kExitUsage;
   }
-  auto snap = std::make_shared<core::Snapshot>(*store.load());
-  policy::PolicyStage(packs, policyStageOptions(*cfg)).apply(*snap);
+  std::shared_ptr<const core::Snapshot> snap = store.load();
   const core::Value* st = snap->status.find("policy");
 
   int failing = 0;

@@ -17,6 +17,7 @@
 #include "exporter/api.h"
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
+#include "exporter/one_shot_heap.h"
 #include "exporter/pipeline.h"
 #include "policy/pack.h"
 
@@ -139,6 +140,7 @@ int runCheck(const Args& args) {
               << flags.get("fail-on") << "\"\n";
     return kExitUsage;
   }
+  prepareOneShotHeap(4 << 20);
   auto cfg = loadCommandConfig(flags);
   if (!cfg) return kExitUsage;
   // The packs load (YAML, compiled expressions: a third of the command's CPU on the p5 root)

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 namespace fabricwatch::core {
 
@@ -111,23 +112,28 @@ std::optional<std::string> HostFs::readTrimmed(std::string_view host_path) const
 std::vector<std::string> listDir(int dirfd, size_t max_entries, bool* truncated) {
   std::vector<std::string> names;
   if (truncated) *truncated = false;
-  int fd = ::openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return names;
-  DIR* d = ::fdopendir(fd);
-  if (!d) {
-    ::close(fd);
-    return names;
-  }
-  while (dirent* e = ::readdir(d)) {
-    std::string_view n = e->d_name;
-    if (n == "." || n == "..") continue;
-    if (names.size() >= max_entries) {
-      if (truncated) *truncated = true;
-      break;
+  // getdents64 on the caller's descriptor rather than opendir(): fdopendir() would cost a
+  // second openat() (to leave the caller's offset alone), an fstat(), two fcntl() and a close()
+  // per listing, and a first collection on a p5 node lists about a hundred directories.
+  constexpr size_t kBuffer = 32 << 10;  // glibc's readdir() buffer
+  std::unique_ptr<char[]> buf(new char[kBuffer]);
+  while (true) {
+    ssize_t n = ::getdents64(dirfd, buf.get(), kBuffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    for (ssize_t off = 0; off < n;) {
+      const auto* e = reinterpret_cast<const dirent64*>(buf.get() + off);
+      off += e->d_reclen;
+      std::string_view name = e->d_name;
+      if (name == "." || name == "..") continue;
+      if (names.size() >= max_entries) {
+        if (truncated) *truncated = true;
+        std::sort(names.begin(), names.end());
+        return names;
+      }
+      names.emplace_back(name);
     }
-    names.emplace_back(n);
   }
-  ::closedir(d);
   std::sort(names.begin(), names.end());
   return names;
 }

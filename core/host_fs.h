@@ -65,8 +65,9 @@ class HostFs {
   std::string root_;
 };
 
-// The entries of an open directory (dirfd is not closed), sorted, at most max_entries;
-// *truncated says whether there were more. Empty when it cannot be read.
+// The entries of an open directory, sorted, at most max_entries; *truncated says whether there
+// were more. Empty when it cannot be read. Read from the descriptor's current offset, which it
+// moves (the caller passes a directory it has just opened, or rewinds it); dirfd is not closed.
 std::vector<std::string> listDir(int dirfd, size_t max_entries, bool* truncated = nullptr);
 
 std::string_view trim(std::string_view s);

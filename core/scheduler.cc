@@ -1,6 +1,8 @@
 #include "core/scheduler.h"
 
+#include <algorithm>
 #include <future>
+#include <optional>
 
 #include "core/log.h"
 #include "core/utf8.h"
@@ -13,6 +15,14 @@ using Clock = std::chrono::steady_clock;
 // finish later without touching a scheduler that may be gone.
 struct RunState {
   std::promise<Collection> promise;
+  Clock::time_point finished;  // written before the promise is set
+};
+
+// A run started on its own thread, not yet awaited.
+struct Scheduler::Run {
+  std::shared_ptr<RunState> state;
+  std::future<Collection> future;
+  Clock::time_point started;
 };
 
 struct Scheduler::Slot {
@@ -100,6 +110,11 @@ size_t enterSnapshot(Collection& c, const std::string& source) {
 }  // namespace
 
 bool Scheduler::runWithDeadline(Slot& slot) {
+  std::optional<Run> run = startRun(slot);
+  return run && awaitRun(slot, std::move(*run));
+}
+
+std::optional<Scheduler::Run> Scheduler::startRun(Slot& slot) {
   std::erase_if(slot.abandoned, [](const auto& f) { return returned(f); });
   if (slot.pending.valid() && returned(slot.pending)) slot.pending = {};
   if (slot.pending.valid()) {
@@ -123,7 +138,7 @@ bool Scheduler::runWithDeadline(Slot& slot) {
       ++slot.status.failures_total;
       slot.status.stuck_runs = 1 + slot.abandoned.size();
       slot.last = Collection{};  // withdrawn at the first deadline; stays so
-      return false;
+      return std::nullopt;
     }
   }
   std::shared_ptr<Source> src;
@@ -131,20 +146,28 @@ bool Scheduler::runWithDeadline(Slot& slot) {
     std::lock_guard lock(publish_mu_);
     src = slot.source;
   }
-  auto state = std::make_shared<RunState>();
-  auto future = state->promise.get_future();
-  auto started = Clock::now();
-  std::thread([state, src, ctx = ctx_] {
+  Run run;
+  run.state = std::make_shared<RunState>();
+  run.future = run.state->promise.get_future();
+  run.started = Clock::now();
+  std::thread([state = run.state, src, ctx = ctx_] {
+    Collection c;
     try {
-      state->promise.set_value(src->collect(ctx));
+      c = src->collect(ctx);
     } catch (const std::exception& e) {
-      Collection c;
+      c = Collection{};
       c.failed = true;
       c.addError(std::string("exception: ") + e.what());
-      state->promise.set_value(std::move(c));
     }
+    state->finished = Clock::now();
+    state->promise.set_value(std::move(c));
   }).detach();
+  return run;
+}
 
+bool Scheduler::awaitRun(Slot& slot, Run run) {
+  auto& future = run.future;
+  const auto started = run.started;
   // Waited in slices, so that stop() is never held up by a long source (a heavy probe may
   // run for minutes): a run still going at stop is abandoned like one past its deadline.
   auto deadline = started + slot.schedule.timeout;
@@ -163,7 +186,10 @@ bool Scheduler::runWithDeadline(Slot& slot) {
       return false;
     }
   }
-  double secs = std::chrono::duration<double>(Clock::now() - started).count();
+  // Until the run returned, not until it was awaited: runOnce() awaits one run after another.
+  double secs =
+      std::chrono::duration<double>((in_time ? run.state->finished : Clock::now()) - started)
+          .count();
 
   std::lock_guard lock(publish_mu_);
   auto& st = slot.status;
@@ -283,9 +309,20 @@ void Scheduler::stop() {
 }
 
 void Scheduler::runOnce() {
-  std::vector<std::thread> workers;
-  for (auto& slot : slots_) workers.emplace_back([this, s = slot.get()] { runWithDeadline(*s); });
-  for (auto& w : workers) w.join();
+  // Every run starts at once on its own thread, and this thread awaits them in the order of
+  // their deadlines, so each is still given up at its own deadline (a later deadline is
+  // awaited only after the earlier ones). No thread per source waits on its run: a one-shot
+  // command (`check` in a Slurm prolog) pays for every thread it starts.
+  std::vector<std::pair<Slot*, Run>> runs;
+  runs.reserve(slots_.size());
+  for (auto& slot : slots_) {
+    if (auto run = startRun(*slot)) runs.emplace_back(slot.get(), std::move(*run));
+  }
+  std::stable_sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) {
+    return a.second.started + a.first->schedule.timeout <
+           b.second.started + b.first->schedule.timeout;
+  });
+  for (auto& [slot, run] : runs) awaitRun(*slot, std::move(run));
   std::lock_guard lock(publish_mu_);
   publishLocked();
 }

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -68,9 +69,14 @@ class Scheduler {
 
  private:
   struct Slot;
+  struct Run;
   void loop(Slot& slot);
   // Runs one collection with the slot's deadline; true if it finished in time.
   bool runWithDeadline(Slot& slot);
+  // Its two halves: start the run on a thread of its own (nothing when a stuck run forbids a
+  // new one; the status says so), then await it up to its deadline and record the result.
+  std::optional<Run> startRun(Slot& slot);
+  bool awaitRun(Slot& slot, Run run);
   void publishLocked();
   std::chrono::milliseconds jittered(std::chrono::milliseconds base);
 

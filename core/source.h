@@ -52,6 +52,15 @@ struct Collection {
     addError(path + ": " + why);
     if (truncated.size() < 16) truncated.push_back(std::move(path));
   }
+  // The read errors and cuts of a part of this run that was read apart (on another thread),
+  // after this run's own.
+  void addErrorsOf(Collection&& part) {
+    read_errors += part.read_errors;
+    for (auto& e : part.errors)
+      if (errors.size() < 16) errors.push_back(std::move(e));
+    for (auto& t : part.truncated)
+      if (truncated.size() < 16) truncated.push_back(std::move(t));
+  }
 };
 
 class MetricRenderer {

@@ -23,6 +23,20 @@ bool FactReader::charge(size_t bytes, std::string_view path) {
   return false;
 }
 
+FactReader FactReader::share(core::Collection& part) {
+  size_t half = over_ ? 0 : (budget_ - spent_) / 2;
+  spent_ += half;  // set aside until merge()
+  FactReader out(fs_, part, half);
+  out.over_ = over_;
+  return out;
+}
+
+void FactReader::merge(FactReader& part) {
+  spent_ = spent_ - part.budget_ + std::min(part.spent_, part.budget_);
+  if (part.over_) over_ = true;  // the cut is recorded in part's collection
+  c_.addErrorsOf(std::move(part.c_));
+}
+
 std::vector<std::string> FactReader::list(std::string_view path, size_t max_entries) {
   bool truncated = false;
   auto names = fs_.list(path, max_entries, &truncated);
@@ -103,7 +117,7 @@ DirReader::~DirReader() {
 }
 
 DirReader::DirReader(DirReader&& o) noexcept
-    : r_(o.r_), host_path_(std::move(o.host_path_)), fd_(o.fd_) {
+    : r_(o.r_), host_path_(std::move(o.host_path_)), fd_(o.fd_), listed_(o.listed_) {
   o.fd_ = -1;
 }
 
@@ -159,11 +173,20 @@ std::optional<int64_t> DirReader::integer(std::string_view rel, bool quiet_einva
 
 std::vector<std::string> DirReader::list(std::string_view rel, size_t max_entries) const {
   if (fd_ < 0) return {};
-  int fd = ::openat(fd_, relPath(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return {};
   bool truncated = false;
-  auto names = core::listDir(fd, max_entries, &truncated);
-  ::close(fd);
+  std::vector<std::string> names;
+  if (rel.empty()) {
+    // This directory's own descriptor: openat() is relative to it whatever its offset, so it
+    // is listed in place (rewound when it was listed before) rather than opened again.
+    if (listed_ && ::lseek(fd_, 0, SEEK_SET) != 0) return {};
+    listed_ = true;
+    names = core::listDir(fd_, max_entries, &truncated);
+  } else {
+    int fd = ::openat(fd_, std::string(rel).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return {};
+    names = core::listDir(fd, max_entries, &truncated);
+    ::close(fd);
+  }
   std::string path = rel.empty() ? host_path_ : joinPath(host_path_, rel);
   if (truncated)
     r_->collection().addTruncated(path, "more than " + std::to_string(max_entries) +

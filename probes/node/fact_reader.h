@@ -43,6 +43,12 @@ class FactReader {
   // Charges `bytes` read or listed to the collection's budget; false (and, the first time, the
   // cut reported at `path`) once it is spent: the caller leaves the fact absent.
   bool charge(size_t bytes, std::string_view path);
+  // A reader for a part of this collection read on another thread: it records into `part`, a
+  // collection of its own, and may read half of what this reader has left of its budget.
+  // merge() then adds part's errors and cuts to this reader's collection and gives back what
+  // it did not read, so that the two together stay within the one budget.
+  FactReader share(core::Collection& part);
+  void merge(FactReader& part);
   bool exists(std::string_view path) const { return fs_.exists(path); }
   const core::HostFs& fs() const { return fs_; }
   core::Collection& collection() { return c_; }
@@ -91,6 +97,7 @@ class DirReader {
   FactReader* r_;
   std::string host_path_;
   int fd_ = -1;
+  mutable bool listed_ = false;  // fd_'s offset has moved: list() rewinds it first
 };
 
 // "42", "-1", "0x1a" -> value; nullopt when the text is not wholly an integer of int64's range.

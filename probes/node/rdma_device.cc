@@ -1,6 +1,9 @@
 #include "probes/node/rdma_device.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 #include "probes/node/pci_parse.h"
@@ -10,9 +13,9 @@ namespace fabricwatch::probes::node {
 namespace {
 
 // Directory entries that are numbers ("1", "10"), in numeric order.
-std::vector<int64_t> numericEntries(const DirReader& dir, std::string_view rel) {
+std::vector<int64_t> numericEntries(const DirReader& dir) {
   std::vector<int64_t> out;
-  for (const auto& n : dir.list(rel)) {
+  for (const auto& n : dir.list()) {
     if (n.find_first_not_of("0123456789") != std::string::npos) continue;
     if (auto i = parseInteger(n)) out.push_back(*i);
   }
@@ -30,6 +33,14 @@ void setCodeName(FactReader& r, const std::optional<std::string>& line, std::str
   } else {
     r.error(std::string(path) + ": unexpected \"" + line->substr(0, 40) + "\"");
   }
+}
+
+// False only when `rel` is surely absent (ENOENT, ENOTDIR); any other failure leaves it to
+// the read that follows to report.
+bool mayExist(const DirReader& dir, const char* rel) {
+  struct stat st;
+  if (dir.fd() < 0) return false;
+  return ::fstatat(dir.fd(), rel, &st, 0) == 0 || (errno != ENOENT && errno != ENOTDIR);
 }
 
 }  // namespace
@@ -85,20 +96,26 @@ RdmaDevice RdmaDevice::scan(FactReader& r, const DirReader& cls, const DirReader
   }
   dev.net_dir_ = joinPath(dir.hostPath(), "device/net");
 
-  for (int64_t n : numericEntries(dir, "ports")) {
-    DirReader pd = dir.sub("ports/" + std::to_string(n));
+  // Each directory is opened once, listed through that descriptor, and its entries opened
+  // relative to it.
+  DirReader ports = dir.sub("ports");
+  for (int64_t n : numericEntries(ports)) {
+    DirReader pd = ports.sub(std::to_string(n));
     Port p;
     p.number = n;
     p.dir = pd.hostPath();
     p.fixed["port"] = n;
     if (auto ll = pd.line("link_layer")) p.fixed["link_layer"] = *ll;
+    // Ports without GID attributes (EFA's) are known here at the cost of one lookup, instead
+    // of two lookups of the whole path for each GID in use.
+    p.gid_attrs = mayExist(pd, "gid_attrs");
     p.state = KeptFile(pd, "state");
     p.phys_state = KeptFile(pd, "phys_state");
     p.rate = KeptFile(pd, "rate");
     p.lid = KeptFile(pd, "lid");
     p.sm_lid = KeptFile(pd, "sm_lid");
     DirReader gids = pd.sub("gids");
-    for (int64_t i : numericEntries(pd, "gids")) {
+    for (int64_t i : numericEntries(gids)) {
       p.gids.push_back({i, KeptFile(gids, std::to_string(i)), std::nullopt, std::nullopt});
     }
     p.counters = openCounters(pd, "counters");
@@ -150,7 +167,10 @@ core::Value RdmaDevice::readPort(FactReader& r, Port& port,
     auto address = gid.address.line(r);
     if (!address || isZeroGid(*address)) continue;
     std::string idx = std::to_string(gid.index);
-    if (!gid.type) {
+    if (!gid.type && !port.gid_attrs) {
+      gid.type.emplace();  // missing: reads as absent
+      gid.ndev.emplace();
+    } else if (!gid.type) {
       gid.type.emplace(r.fs(), joinPath(port.dir, "gid_attrs/types/" + idx));
       gid.ndev.emplace(r.fs(), joinPath(port.dir, "gid_attrs/ndevs/" + idx));
     }

@@ -46,6 +46,7 @@ class RdmaDevice {
     int64_t number = 0;
     core::Value fixed = core::Value::map();  // port, link_layer
     std::string dir;                         // host path, to open GID attributes on demand
+    bool gid_attrs = false;                  // the port has gid_attrs/ (EFA ports have none)
     KeptFile state, phys_state, rate, lid, sm_lid;
     std::vector<Gid> gids;
     // Absent: no such directory.

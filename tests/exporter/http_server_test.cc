@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -47,9 +49,21 @@ class HttpServerFixture : public ::testing::Test {
     });
     server_.route("/boom",
                   [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("bad"); });
+    // Answered where it is read: on the I/O thread.
+    server_.route(
+        "/io",
+        [this](const HttpRequest& r) {
+          std::lock_guard lock(mu_);
+          handler_threads_.push_back(std::this_thread::get_id());
+          char here;
+          handler_stack_.push_back(reinterpret_cast<uintptr_t>(&here));
+          return HttpResponse{200, "text/plain", "io " + r.query};
+        },
+        HttpServer::Runs::kIoThread);
     server_.observe([this](const std::string& route, int status, double) {
       std::lock_guard lock(mu_);
       seen_.push_back(route + " " + std::to_string(status));
+      io_thread_ = std::this_thread::get_id();  // observers run where responses are written
     });
   }
   // Before the members the observer and the handlers use go away.
@@ -65,6 +79,9 @@ class HttpServerFixture : public ::testing::Test {
   HttpServer server_;
   std::mutex mu_;
   std::vector<std::string> seen_;
+  std::vector<std::thread::id> handler_threads_;
+  std::thread::id io_thread_;
+  std::vector<uintptr_t> handler_stack_;  // where the /io handler's frame was, per call
 };
 
 TEST_F(HttpServerFixture, RoutesExactPaths) {
@@ -161,6 +178,50 @@ TEST_F(HttpServerFixture, KeepAliveServesPipelinedRequestsInOrder) {
   std::string last = c->readResponse();
   EXPECT_NE(last.find("Connection: close"), std::string::npos) << last;
   EXPECT_TRUE(c->waitClosed(10s));
+}
+
+TEST_F(HttpServerFixture, IoThreadRoutesAreAnsweredOnTheIoThread) {
+  start();
+  auto r = testing::httpGet("127.0.0.1", server_.port(), "/io?a");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->body, "io a");
+  auto pooled = testing::httpGet("127.0.0.1", server_.port(), "/hello");
+  ASSERT_TRUE(pooled);
+  std::lock_guard lock(mu_);
+  ASSERT_EQ(handler_threads_.size(), 1u);
+  EXPECT_EQ(handler_threads_[0], io_thread_);
+  EXPECT_EQ(seen_, (std::vector<std::string>{"/io 200", "/hello 200"}));
+}
+
+// Requests pipelined in one write, answered on the I/O thread and on the pool in turn, come back
+// in order; a long pipeline of I/O-thread answers is read turn by turn, never by recursion
+// (each answer used to read the next request from inside its own write).
+TEST_F(HttpServerFixture, PipelinesMixingIoThreadAndPoolRoutesKeepTheirOrder) {
+  start(options(2, 1 << 16));
+  auto c = TcpClient::connect(server_.port());
+  ASSERT_TRUE(c);
+  ASSERT_TRUE(c->send(get("/io?1") + get("/hello?2") + get("/io?3") + get("/nope")));
+  std::string a = c->readResponse(), b = c->readResponse(), d = c->readResponse(),
+              e = c->readResponse();
+  EXPECT_EQ(a.substr(a.size() - 4), "io 1") << a;
+  EXPECT_EQ(b.substr(b.size() - 4), "hi 2") << b;
+  EXPECT_EQ(d.substr(d.size() - 4), "io 3") << d;
+  EXPECT_EQ(e.substr(0, 12), "HTTP/1.1 404") << e;
+  std::string many;
+  constexpr int kMany = 1500;
+  for (int i = 0; i < kMany; ++i) many += get("/io?" + std::to_string(i));
+  ASSERT_TRUE(c->send(many));
+  for (int i = 0; i < kMany; ++i) {
+    std::string r = c->readResponse();
+    std::string want = "io " + std::to_string(i);
+    ASSERT_EQ(r.substr(r.size() - want.size()), want) << "answer " << i << ": " << r;
+  }
+  EXPECT_EQ(server_.openConnections(), 1);
+  // Every answer at the same depth of the I/O thread's stack, give or take a frame: a pipeline
+  // read by recursion would sink by a few hundred bytes per request.
+  std::lock_guard lock(mu_);
+  auto [lo, hi] = std::minmax_element(handler_stack_.begin(), handler_stack_.end());
+  EXPECT_LT(*hi - *lo, 4096u) << "the handler ran " << (*hi - *lo) << " bytes apart on the stack";
 }
 
 TEST_F(HttpServerFixture, IdleKeepAliveConnectionIsClosedAfterItsTimeout) {

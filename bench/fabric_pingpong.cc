@@ -73,6 +73,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto f = flags(argc, argv, 4);
+  if (!fabricwatch::bench::loadOpenSsl()) return 1;
   if (mode == "serve") {
     int n = f.count("count") ? std::stoi(f["count"]) : 1;
     std::vector<std::shared_ptr<ProbeKind>> kinds;

@@ -3,6 +3,7 @@
 #include <csignal>
 #include <iostream>
 
+#include "core/openssl.h"
 #include "probes/peer/net_util.h"
 
 namespace fabricwatch::bench {
@@ -33,6 +34,12 @@ std::vector<std::unique_ptr<ChannelServer>> startListeners(
     }
   }
   return servers;
+}
+
+bool loadOpenSsl() {
+  auto st = core::openssl::require("the peer channel");
+  if (!st) std::cerr << st.message() << "\n";
+  return static_cast<bool>(st);
 }
 
 void waitForTermination() {

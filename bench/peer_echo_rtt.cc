@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int n = argc > 4 ? std::atoi(argv[4]) : 1;
+  if (!fabricwatch::bench::loadOpenSsl()) return 1;
   if (mode == "serve") {
     auto servers = fabricwatch::bench::startListeners(address, *secret, n);
     if (servers.empty()) return 1;

@@ -12,6 +12,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -144,6 +145,26 @@ TEST(ServeE2ETest, SigtermStopsWithinASecond) {
   ASSERT_TRUE(code.has_value()) << "still running 2s after SIGTERM";
   EXPECT_EQ(*code, 0);
   EXPECT_LT(std::chrono::steady_clock::now() - before, 1s);
+}
+
+// --log.level and --log.format hold from the first line: the privileges line was logged at
+// info before the daemon applied the configured level.
+TEST(ServeE2ETest, LogLevelHoldsFromTheFirstLine) {
+  TempDir root = makeRoot();
+  int port = freePort();
+  Process p({binaryPath(), "serve", "--path.rootfs=" + root.path(),
+             "--web.listen-address=127.0.0.1:" + std::to_string(port), "--log.level=warn",
+             "--log.format=json"});
+  RunningDaemon d;
+  d.port = port;
+  ASSERT_TRUE(d.waitForStatus("/readyz", 200)) << p.stderrText();
+  p.signal(SIGTERM);
+  ASSERT_TRUE(p.wait(2s).has_value());
+  std::istringstream lines(p.stderrText());
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_EQ(line.find("\"level\":\"info\""), std::string::npos) << line;
+    EXPECT_EQ(line.rfind("{", 0), 0u) << "not JSON: " << line;
+  }
 }
 
 TEST(ServeE2ETest, SigintStopsToo) {

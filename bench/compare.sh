@@ -66,7 +66,8 @@ rdma_only=$tmp/rdma_only.toml
   for s in kernel net gpu memory software nccl; do printf '[collect.sources.%s]\nenabled = false\n' "$s"; done
 } > "$rdma_only"
 
-# scrape_batch KEY PORT: one batch of 200 scrapes, plain and gzip.
+# scrape_batch KEY PORT FLOOR_PATH: one batch of 200 scrapes, plain and gzip, and 200 requests of
+# a path with a tiny answer (the cost of a request on a new connection, whatever it serves).
 scrape_batch() {
   local key=$1 port=$2 line
   for enc in plain gzip; do
@@ -75,6 +76,9 @@ scrape_batch() {
     rec "$key.$enc.bytes" "$(sed 's/.*bytes=\([0-9]*\).*/\1/' <<<"$line")"
   done
   rec "$key.series" "$(curl -s "127.0.0.1:$port/metrics" | grep -vc '^#')"
+  # After the series count: a route requested adds its own request series.
+  line=$("$LOAD" "127.0.0.1:$port" "$3" 200)
+  rec "$key.floor.us" "$(sed 's/.*median_us=\([0-9.]*\).*/\1/' <<<"$line")"
 }
 
 echo "== 1. scrape: fabricwatch vs node_exporter ($RUNS runs per root)"
@@ -85,14 +89,14 @@ for root in ib_ndr p5_efa; do
       --collector.infiniband --web.listen-address=127.0.0.1:19990 --log.level=error & ne=$!
     pids+=("$ne")
     wait_url http://127.0.0.1:19990/metrics
-    scrape_batch "scrape.$root.ne" 19990
+    scrape_batch "scrape.$root.ne" 19990 /
     rec "scrape.$root.ne.hwm_kb" "$(status_kb "$ne" VmHWM)"
     rec "scrape.$root.ne.pss_kb" "$(awk '$1 == "Pss:" {print $2}' "/proc/$ne/smaps_rollup")"
     stop "$ne"
     "$FW" serve --path.rootfs="$dir" --web.listen-address=127.0.0.1:19991 --log.level=error & fw=$!
     pids+=("$fw")
     wait_url http://127.0.0.1:19991/readyz
-    scrape_batch "scrape.$root.fw" 19991
+    scrape_batch "scrape.$root.fw" 19991 /healthz
     rec "scrape.$root.fw.hwm_kb" "$(status_kb "$fw" VmHWM)"
     rec "scrape.$root.fw.pss_kb" "$(awk '$1 == "Pss:" {print $2}' "/proc/$fw/smaps_rollup")"
     python3 "$SRC/bench/rss_by_cause.py" "$fw" "$FW" "scrape.$root.fw" >> "$R"

@@ -41,8 +41,7 @@ int runServe(const Args& args) {
     return kExitUsage;
   }
   // Before the first line logged here (the privileges below), not only when the daemon starts.
-  core::log::setLevel(r.config.log.level);
-  core::log::setFormat(r.config.log.format);
+  applyLogSettings(r.config);
   // An invalid web configuration is a configuration error too (exit 2, FILE:LINE:COL); the
   // daemon loads it again when it starts.
   if (flags.isSet("web.config.file")) {

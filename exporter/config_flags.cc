@@ -205,9 +205,13 @@ std::optional<config::Config> loadCommandConfig(const FlagSet& flags) {
     std::cerr << core::formatAll(r.problems);
     return std::nullopt;
   }
-  core::log::setLevel(r.config.log.level);
-  core::log::setFormat(r.config.log.format);
+  applyLogSettings(r.config);
   return std::move(r.config);
+}
+
+void applyLogSettings(const config::Config& config) {
+  core::log::setLevel(config.log.level);
+  core::log::setFormat(config.log.format);
 }
 
 }  // namespace fabricwatch::exporter

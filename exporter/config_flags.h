@@ -25,6 +25,9 @@ config::LoadResult loadConfigWithFlags(const FlagSet& flags);
 // to stderr (returning nullopt, exit 2 for the caller) and applies its log settings.
 std::optional<config::Config> loadCommandConfig(const FlagSet& flags);
 
+// Applies the configuration's log level and format (every command, and serve on reload).
+void applyLogSettings(const config::Config& config);
+
 // Applies flag overrides to an already loaded configuration (used again on reload).
 void applyFlagOverrides(const FlagSet& flags, config::LoadResult& result);
 

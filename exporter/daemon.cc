@@ -16,7 +16,7 @@ namespace fabricwatch::exporter {
 
 Daemon::Daemon(const FlagSet& flags, config::Config initial)
     : flags_(flags), config_(std::move(initial)) {
-  applyLogging(config_);
+  applyLogSettings(config_);
   self_.configReloaded(true);
   http_.observe([this](const std::string& route, int status, double secs) {
     self_.observeRequest(route, status, secs);
@@ -47,11 +47,6 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
 }
 
 Daemon::~Daemon() { stop(); }
-
-void Daemon::applyLogging(const config::Config& c) {
-  core::log::setLevel(c.log.level);
-  core::log::setFormat(c.log.format);
-}
 
 std::string Daemon::renderPerRequestMetrics() {
   core::MetricFamilies families;
@@ -170,7 +165,7 @@ bool Daemon::reload() {
   }
   if (r.config.web != config_.web)
     core::log::warn("config", "changes under [web] take effect after a restart");
-  applyLogging(r.config);
+  applyLogSettings(r.config);
   if (r.config.sourceConfig("workloads").enabled && !config_.sourceConfig("workloads").enabled)
     core::log::warn("config",
                     "the workloads source needs CAP_SYS_PTRACE and CAP_DAC_READ_SEARCH, which "

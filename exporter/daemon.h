@@ -38,7 +38,6 @@ class Daemon {
   const core::SnapshotStore& store() const { return store_; }
 
  private:
-  void applyLogging(const config::Config& c);
   // The self metrics that change per request (HTTP, process), in the text format.
   std::string renderPerRequestMetrics();
 

@@ -1,7 +1,8 @@
 // fabricwatch's fabric probe on its own, for comparison with libfabric's fi_pingpong
 // (bench/fabric_vs_fi_pingpong.sh) and for the daemon's cost with many fabric peers
-// (bench/fabric_daemon_cost.sh). It runs the fabric kind itself (probes/peer/fabric_kind.h):
-// the same endpoints, channel exchange and ping-pong loop as `fabricwatch serve`.
+// (bench/fabric_daemon_cost.sh). It runs the fabric kind itself
+// (probes/kinds/fabric/fabric_kind.h): the same endpoints, channel exchange and ping-pong loop as
+// `fabricwatch serve`.
 //   fabric_pingpong serve ADDRESS SECRET_FILE [--count=N] [--provider=P]
 //       N peer-channel listeners on consecutive ports from ADDRESS, each with its own fabric
 //       endpoints, answering echoes and fabric sessions until SIGTERM
@@ -21,11 +22,11 @@
 
 #include "bench/listeners.h"
 #include "config/config.h"
-#include "probes/peer/fabric_kind.h"
-#include "probes/peer/net_util.h"
-#include "probes/peer/peer_setup.h"
+#include "probes/kinds/fabric/fabric_kind.h"
+#include "probes/mesh/net_util.h"
+#include "probes/peer_setup.h"
 
-using namespace fabricwatch::probes::peer;
+using namespace fabricwatch::probes;
 
 namespace {
 

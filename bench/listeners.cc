@@ -4,24 +4,24 @@
 #include <iostream>
 
 #include "core/openssl.h"
-#include "probes/peer/net_util.h"
+#include "probes/mesh/net_util.h"
 
 namespace fabricwatch::bench {
 
-using probes::peer::ChannelServer;
+using probes::ChannelServer;
 
 std::vector<std::unique_ptr<ChannelServer>> startListeners(
     const std::string& address, const std::string& secret, int count,
-    const std::function<std::vector<probes::peer::RequestHandler>(int)>& handlers) {
+    const std::function<std::vector<probes::RequestHandler>(int)>& handlers) {
   std::vector<std::unique_ptr<ChannelServer>> servers;
-  auto hp = probes::peer::splitHostPort(address);
+  auto hp = probes::splitHostPort(address);
   if (!hp) {
     std::cerr << "bad address " << address << "\n";
     return {};
   }
   for (int i = 0; i < count; ++i) {
-    probes::peer::ChannelServerOptions o;
-    o.listen_address = probes::peer::joinHostPort(hp->host, hp->port + i);
+    probes::ChannelServerOptions o;
+    o.listen_address = probes::joinHostPort(hp->host, hp->port + i);
     o.secret = secret;
     o.node_name = "bench-" + std::to_string(i);
     o.max_connections = 1024;

@@ -8,15 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "probes/peer/channel_server.h"
+#include "probes/mesh/channel_server.h"
 
 namespace fabricwatch::bench {
 
 // Starts `count` listeners from ADDRESS (host:port, then port + 1 ...); `handlers(i)` gives the
 // i-th listener's. Prints the error and returns an empty vector when one does not start.
-std::vector<std::unique_ptr<probes::peer::ChannelServer>> startListeners(
+std::vector<std::unique_ptr<probes::ChannelServer>> startListeners(
     const std::string& address, const std::string& secret, int count,
-    const std::function<std::vector<probes::peer::RequestHandler>(int)>& handlers = {});
+    const std::function<std::vector<probes::RequestHandler>(int)>& handlers = {});
 
 // Loads OpenSSL for the channel's HMAC (fabricwatch loads it on demand: core/openssl.h), as
 // the daemon's mesh does before it starts; prints the error and returns false without it.

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "bench/listeners.h"
-#include "probes/peer/echo_client.h"
-#include "probes/peer/peer_setup.h"
+#include "probes/mesh/echo_client.h"
+#include "probes/peer_setup.h"
 
-using namespace fabricwatch::probes::peer;
+using namespace fabricwatch::probes;
 
 int main(int argc, char** argv) {
   if (argc < 4) {

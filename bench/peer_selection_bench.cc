@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "probes/peer/selection.h"
+#include "probes/mesh/selection.h"
 
-namespace fabricwatch::probes::peer {
+namespace fabricwatch::probes {
 namespace {
 
 std::vector<std::string> fleet(int n) {
@@ -107,6 +107,6 @@ void BM_Simulate(benchmark::State& state) {
 BENCHMARK(BM_Simulate)->Args({1000, 8})->Args({10000, 8})->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
-}  // namespace fabricwatch::probes::peer
+}  // namespace fabricwatch::probes
 
 BENCHMARK_MAIN();

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "policy/evaluator.h"
-#include "policy/nccl_list.h"
+#include "policy/nccl_facts.h"
 #include "policy/pack_loader.h"
 #include "policy/yaml_value.h"
 

@@ -1,5 +1,5 @@
 # Every dependency is a Debian package (scripts/dev installs them). NCCL and CUDA are never
-# linked: the NCCL probe (probes/nccl) dlopen()s them in its child process at run time, so a
+# linked: the NCCL probe (probes/kinds/nccl) dlopen()s them in its child process at run time, so a
 # node without them builds and runs everything else.
 find_package(Threads REQUIRED)
 find_package(PkgConfig REQUIRED)

@@ -2,7 +2,7 @@
 // The libfabric provider names a configuration may give ([probes.fabric] provider and
 // group_providers, --probe.fabric.provider), checked when the file loads: a typo is a positioned
 // error, not a probe that never runs. Whether the provider is present on the node is the
-// probe's question (probes/fabric/).
+// probe's question (probes/kinds/fabric/).
 
 #include <optional>
 #include <string>

@@ -184,7 +184,7 @@ std::optional<std::string> checkListenAddress(const std::string& s) {
   if (colon == std::string::npos) return "listen address \"" + s + "\" must be HOST:PORT or :PORT";
   std::string port = s.substr(colon + 1);
   // At most 5 digits before converting (std::stol throws past its range), as the listener
-  // (exporter/http_socket.cc) and the peer address parser read a port.
+  // (http/http_socket.cc) and the peer address parser read a port.
   if (port.empty() || port.size() > 5 ||
       port.find_first_not_of("0123456789") != std::string::npos || std::stol(port) > 65535) {
     return "listen address \"" + s + "\" has no valid port (0-65535)";

@@ -4,7 +4,7 @@
 #include <ctime>
 
 #include "core/value_format.h"
-#include "probes/peer/peer_prober.h"
+#include "probes/mesh/peer_prober.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -27,21 +27,21 @@ core::Value sourcesValue(const core::Snapshot& s) {
   return list;
 }
 
-HttpResponse notReady(std::string_view why = "no snapshot published yet") {
+http::HttpResponse notReady(std::string_view why = "no snapshot published yet") {
   return {503, kJson, "{\"error\":\"" + std::string(why) + "\"}\n"};
 }
 
 }  // namespace
 
-HttpResponse healthz() { return {200, "text/plain; charset=utf-8", "ok\n"}; }
+http::HttpResponse healthz() { return {200, "text/plain; charset=utf-8", "ok\n"}; }
 
-HttpResponse readyz(const core::Snapshot* snap) {
+http::HttpResponse readyz(const core::Snapshot* snap) {
   if (snap && snap->complete) return {200, "text/plain; charset=utf-8", "ready\n"};
   return {503, "text/plain; charset=utf-8",
           "not ready: the first collection cycle has not finished\n"};
 }
 
-HttpResponse factsJson(const core::Snapshot* snap) {
+http::HttpResponse factsJson(const core::Snapshot* snap) {
   if (!snap) return notReady();
   core::Value doc = core::Value::map();
   doc["generation"] = snap->generation;
@@ -65,7 +65,7 @@ core::Value violationsValue(const std::vector<core::Violation>& violations) {
   return list;
 }
 
-HttpResponse violationsJson(const core::Snapshot* snap) {
+http::HttpResponse violationsJson(const core::Snapshot* snap) {
   if (!snap) return notReady();
   core::Value doc = core::Value::map();
   doc["generation"] = snap->generation;
@@ -75,7 +75,7 @@ HttpResponse violationsJson(const core::Snapshot* snap) {
   return {200, kJson, core::toJson(doc) + "\n"};
 }
 
-HttpResponse peersJson(const core::Snapshot* snap) {
+http::HttpResponse peersJson(const core::Snapshot* snap) {
   if (!snap) return notReady();
   if (auto it = snap->captured_api.find("peer"); it != snap->captured_api.end() && it->second)
     return {200, kJson, core::toJson(*it->second) + "\n"};
@@ -83,10 +83,10 @@ HttpResponse peersJson(const core::Snapshot* snap) {
     if (st.name == "peer") return notReady("the peer source has not run yet");
   // The peer source is turned off ([collect.sources.peer]): nothing to say but who we are.
   const core::Value* name = snap->facts.findPath("node.name");
-  return {200, kJson,
-          core::toJson(
-              probes::peer::disabledMeshStatus(name && name->isString() ? name->asString() : "")) +
-              "\n"};
+  return {
+      200, kJson,
+      core::toJson(probes::disabledMeshStatus(name && name->isString() ? name->asString() : "")) +
+          "\n"};
 }
 
 }  // namespace fabricwatch::exporter

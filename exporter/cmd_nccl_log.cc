@@ -12,8 +12,8 @@
 #include "core/value_format.h"
 #include "exporter/commands.h"
 #include "exporter/flags.h"
-#include "probes/nccl/log_parse.h"
-#include "probes/nccl/log_verdict.h"
+#include "nccl/log_parse.h"
+#include "nccl/log_verdict.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -64,7 +64,7 @@ int runNcclLog(const Args& args) {
     return kExitUsage;
   }
   // Streamed: memory stays bounded whatever the file's size (the parser caps lines and items).
-  probes::nccl::LogParser parser;
+  nccl::LogParser parser;
   char buf[1 << 16];
   while (true) {
     ssize_t n = ::read(fd, buf, sizeof buf);
@@ -79,17 +79,17 @@ int runNcclLog(const Args& args) {
   }
   if (fd != STDIN_FILENO) ::close(fd);
   auto summary = parser.finish();
-  auto verdict = probes::nccl::judge(summary);
+  auto verdict = nccl::judge(summary);
   int exit_code = verdict.status == "unknown" ? kExitViolations : kExitOk;
   for (const auto& p : verdict.problems) {
     if (rank(p.severity) >= rank(fail_on)) exit_code = kExitViolations;
   }
   if (format == "json") {
-    core::Value doc = probes::nccl::summaryValue(summary, verdict);
+    core::Value doc = nccl::summaryValue(summary, verdict);
     doc["exit_code"] = exit_code;
     std::cout << core::toJson(doc, 2) << "\n";
   } else {
-    std::cout << probes::nccl::renderText(summary, verdict);
+    std::cout << nccl::renderText(summary, verdict);
   }
   return exit_code;
 }

@@ -9,8 +9,8 @@
 #include "exporter/config_flags.h"
 #include "exporter/daemon.h"
 #include "exporter/privileges.h"
-#include "exporter/web_security.h"
-#include "probes/node/kept_file.h"
+#include "facts/kept_file.h"
+#include "http/web_security.h"
 
 namespace fabricwatch::exporter {
 
@@ -45,15 +45,15 @@ int runServe(const Args& args) {
   // An invalid web configuration is a configuration error too (exit 2, FILE:LINE:COL); the
   // daemon loads it again when it starts.
   if (flags.isSet("web.config.file")) {
-    auto web = loadWebSecurity(flags.get("web.config.file"));
+    auto web = http::loadWebSecurity(flags.get("web.config.file"));
     if (!web.problems.empty()) {
       std::cerr << core::formatAll(web.problems);
       return kExitUsage;
     }
   }
-  // The fact sources keep sysfs attributes open between collections (probes/node/kept_file.h),
+  // The fact sources keep sysfs attributes open between collections (facts/kept_file.h),
   // within a share of this limit: a service's default soft limit of 1024 is far below its hard.
-  size_t nofile = probes::node::raiseOpenFileLimit();
+  size_t nofile = facts::raiseOpenFileLimit();
   core::log::debug("exporter", "open file limit", {{"soft", std::to_string(nofile)}});
   // Only the capabilities this configuration needs, and no new privileges ever: given up here,
   // while this is the only thread (capabilities are per thread; every thread started later

@@ -6,7 +6,7 @@
 #include "config/duration.h"
 #include "config/fabric_providers.h"
 #include "exporter/pipeline.h"
-#include "probes/peer/probe_kind.h"
+#include "probes/mesh/probe_kind.h"
 
 namespace fabricwatch::exporter {
 
@@ -44,7 +44,7 @@ void addConfigFlags(FlagSet& flags, ConfigFlagOptions opts) {
     flags.add("probe.fabric.provider",
               "The fabric probe's libfabric provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm "
               "...) or auto. Overrides probes.fabric.provider and the resource group's row.");
-    for (const auto& kind : probes::peer::probeKindNames())
+    for (const auto& kind : probes::probeKindNames())
       flags.add(
           "probe." + kind + ".enabled",
           "Run the " + kind + " probe kind: true or false. Overrides probes." + kind + ".enabled.");
@@ -140,7 +140,7 @@ void applyFlagOverrides(const FlagSet& flags, config::LoadResult& r) {
     else
       r.config.probe.peers_per_round = k;
   }
-  for (const auto& kind : probes::peer::probeKindNames()) {
+  for (const auto& kind : probes::probeKindNames()) {
     std::string flag = "probe." + kind + ".enabled";
     if (!flags.isSet(flag)) continue;
     std::string v = flags.get(flag);

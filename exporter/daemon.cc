@@ -10,7 +10,7 @@
 #include "exporter/pipeline.h"
 #include "exporter/process_metrics.h"
 #include "exporter/status_page.h"
-#include "probes/peer/peer_setup.h"
+#include "probes/peer_setup.h"
 
 namespace fabricwatch::exporter {
 
@@ -21,29 +21,29 @@ Daemon::Daemon(const FlagSet& flags, config::Config initial)
   http_.observe([this](const std::string& route, int status, double secs) {
     self_.observeRequest(route, status, secs);
   });
-  http_.observeDrops([this](HttpDrop reason) { self_.httpDropped(reason); });
+  http_.observeDrops([this](http::HttpDrop reason) { self_.httpDropped(reason); });
   // What a scraper and the kubelet ask for is answered on the HTTP server's I/O thread: the
   // snapshot's exposition was rendered when it was published, so a scrape only renders the
   // self metrics (a few KB, no waiting) after it.
-  constexpr auto kIo = HttpServer::Runs::kIoThread;
+  constexpr auto kIo = http::HttpServer::Runs::kIoThread;
   http_.route(
       "/metrics",
-      [this](const HttpRequest& req) {
+      [this](const http::HttpRequest& req) {
         return metricsResponse(store_.load(), renderPerRequestMetrics(),
                                req.acceptsEncoding("gzip"));
       },
       kIo);
   http_.route(
-      "/healthz", [](const HttpRequest&) { return healthz(); }, kIo);
+      "/healthz", [](const http::HttpRequest&) { return healthz(); }, kIo);
   http_.route(
-      "/readyz", [this](const HttpRequest&) { return readyz(store_.load().get()); }, kIo);
+      "/readyz", [this](const http::HttpRequest&) { return readyz(store_.load().get()); }, kIo);
   http_.route("/api/v1/facts",
-              [this](const HttpRequest&) { return factsJson(store_.load().get()); });
+              [this](const http::HttpRequest&) { return factsJson(store_.load().get()); });
   http_.route("/api/v1/violations",
-              [this](const HttpRequest&) { return violationsJson(store_.load().get()); });
+              [this](const http::HttpRequest&) { return violationsJson(store_.load().get()); });
   http_.route("/api/v1/peers",
-              [this](const HttpRequest&) { return peersJson(store_.load().get()); });
-  http_.route("/", [this](const HttpRequest&) { return statusPage(store_.load().get()); });
+              [this](const http::HttpRequest&) { return peersJson(store_.load().get()); });
+  http_.route("/", [this](const http::HttpRequest&) { return statusPage(store_.load().get()); });
 }
 
 Daemon::~Daemon() { stop(); }
@@ -55,8 +55,8 @@ std::string Daemon::renderPerRequestMetrics() {
   return core::textFormat(families);
 }
 
-HttpOptions httpOptions(const config::Config::Web& w) {
-  HttpOptions opts;
+http::HttpOptions httpOptions(const config::Config::Web& w) {
+  http::HttpOptions opts;
   opts.listen_address = w.listen_address;
   opts.threads = w.threads;
   opts.max_request_bytes = w.max_request_bytes;
@@ -74,8 +74,8 @@ core::Status Daemon::start() {
   packs_ = std::make_shared<policy::PackStore>(packStoreOptions(config_));
   if (auto problems = packs_->reload(); !problems.empty())
     return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
-  auto prober = probes::peer::makePeerProber(
-      config_, policy::configuredResourceGroup(policyStageOptions(config_)));
+  auto prober =
+      probes::makePeerProber(config_, policy::configuredResourceGroup(policyStageOptions(config_)));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
@@ -83,16 +83,16 @@ core::Status Daemon::start() {
   // The web configuration before the listener: TLS and users are in place for the first
   // connection, and a bad file stops the start (FILE:LINE:COL).
   if (flags_.isSet("web.config.file")) {
-    web_config_ = std::make_unique<WebConfigWatcher>(
+    web_config_ = std::make_unique<http::WebConfigWatcher>(
         flags_.get("web.config.file"),
-        [this](std::shared_ptr<const WebSecurity> s) { http_.setSecurity(std::move(s)); },
+        [this](std::shared_ptr<const http::WebSecurity> s) { http_.setSecurity(std::move(s)); },
         [this](bool ok) { self_.webConfigReloaded(ok); });
     if (auto st = web_config_->load(); !st) {
       if (*prober) (*prober)->stop();
       return core::Error{"invalid web configuration:\n" + st.message()};
     }
   }
-  HttpOptions opts = httpOptions(config_.web);
+  http::HttpOptions opts = httpOptions(config_.web);
   if (auto st = http_.start(opts); !st) {
     if (*prober) (*prober)->stop();
     return st;
@@ -143,7 +143,7 @@ bool Daemon::reload() {
   // The new mesh is built before anything is applied: a configuration whose mesh cannot be
   // built (the secret file went missing) fails the reload as a whole, counted as failed, and
   // what runs stays as it was.
-  auto next_prober = probes::peer::makePeerProber(
+  auto next_prober = probes::makePeerProber(
       r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
   if (!next_prober) {
     self_.configReloaded(false);
@@ -151,7 +151,7 @@ bool Daemon::reload() {
                      {{"problem", next_prober.error().message}});
     return false;
   }
-  std::shared_ptr<probes::peer::PeerProber> prober = *next_prober;
+  std::shared_ptr<probes::PeerProber> prober = *next_prober;
   if (prober_) prober_->stop();
   if (prober) {
     if (auto st = prober->start(); !st) {

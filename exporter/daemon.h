@@ -12,12 +12,12 @@
 #include "core/scheduler.h"
 #include "core/snapshot.h"
 #include "exporter/flags.h"
-#include "exporter/http_server.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
-#include "exporter/web_config_watcher.h"
+#include "http/http_server.h"
+#include "http/web_config_watcher.h"
 #include "policy/pack_store.h"
-#include "probes/peer/peer_prober.h"
+#include "probes/mesh/peer_prober.h"
 
 namespace fabricwatch::exporter {
 
@@ -45,20 +45,20 @@ class Daemon {
   config::Config config_;
   core::SnapshotStore store_;
   SelfMetrics self_;
-  HttpServer http_;
-  std::unique_ptr<WebConfigWatcher> web_config_;  // null without --web.config.file
+  http::HttpServer http_;
+  std::unique_ptr<http::WebConfigWatcher> web_config_;  // null without --web.config.file
   std::unique_ptr<core::Scheduler> scheduler_;
   // The peer mesh (null when off); swapped on reload. Only the thread that starts, reloads and
   // stops the daemon touches it and config_: HTTP handlers answer from the snapshot alone
   // (/api/v1/peers from what the peer source captured).
-  std::shared_ptr<probes::peer::PeerProber> prober_;
+  std::shared_ptr<probes::PeerProber> prober_;
   // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
   std::shared_ptr<policy::PackStore> packs_;
   bool reloadPacks(const config::Config& c);
 };
 
 // The HTTP server's options from [web].
-HttpOptions httpOptions(const config::Config::Web& web);
+http::HttpOptions httpOptions(const config::Config::Web& web);
 
 // Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (do it before starting threads) and
 // then waits for them: stop on TERM/INT, reload on HUP.

@@ -16,9 +16,9 @@ std::shared_ptr<const core::Exposition> renderExposition(const core::Snapshot& s
   return e;
 }
 
-HttpResponse metricsResponse(const std::shared_ptr<const core::Snapshot>& snapshot,
-                             const std::string& per_request, bool gzip) {
-  HttpResponse r;
+http::HttpResponse metricsResponse(const std::shared_ptr<const core::Snapshot>& snapshot,
+                                   const std::string& per_request, bool gzip) {
+  http::HttpResponse r;
   r.content_type = kMetricsContentType;
   std::shared_ptr<const core::Exposition> e;
   if (snapshot) e = snapshot->exposition ? snapshot->exposition : renderExposition(*snapshot);

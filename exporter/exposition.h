@@ -10,7 +10,7 @@
 
 #include "core/snapshot.h"
 #include "core/source.h"
-#include "exporter/http_server.h"
+#include "http/http_server.h"
 
 namespace fabricwatch::exporter {
 
@@ -37,7 +37,7 @@ class ExpositionStage : public core::Stage {
 
 // The /metrics answer: the snapshot's exposition (rendered now if it has none; nothing before
 // the first snapshot), then `per_request` (text format), gzip'd as one member when `gzip`.
-HttpResponse metricsResponse(const std::shared_ptr<const core::Snapshot>& snapshot,
-                             const std::string& per_request, bool gzip);
+http::HttpResponse metricsResponse(const std::shared_ptr<const core::Snapshot>& snapshot,
+                                   const std::string& per_request, bool gzip);
 
 }  // namespace fabricwatch::exporter

@@ -10,8 +10,8 @@
 
 #include "exporter/commands.h"
 #include "exporter/descriptor_table.h"
-#include "probes/nccl/probe_child.h"
-#include "probes/nccl/probe_protocol.h"
+#include "probes/kinds/nccl/probe_child.h"
+#include "probes/kinds/nccl/probe_protocol.h"
 
 namespace {
 

@@ -5,11 +5,11 @@
 #include "core/log.h"
 #include "exporter/exposition.h"
 #include "exporter/snapshot_collector.h"
-#include "probes/nccl/nccl_probe_source.h"
-#include "probes/node/sources.h"
-#include "probes/peer/peer_setup.h"
-#include "probes/peer/peer_source.h"
-#include "probes/peer/probe_kind.h"
+#include "facts/sources.h"
+#include "probes/kinds/nccl/nccl_probe_source.h"
+#include "probes/mesh/peer_source.h"
+#include "probes/mesh/probe_kind.h"
+#include "probes/peer_setup.h"
 
 namespace fabricwatch::exporter {
 
@@ -36,12 +36,12 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
   core::CollectContext ctx;
   ctx.rootfs = cfg.host.rootfs;
   auto sched = std::make_unique<core::Scheduler>(store, ctx, cfg.collect.jitter);
-  for (auto& source : probes::node::makeNodeSources()) {
+  for (auto& source : facts::makeNodeSources()) {
     config::SourceConfig sc = cfg.sourceConfig(source->name());
     if (!sc.enabled) continue;
     std::string name(source->name());
     sched->addSource(std::move(source), core::Schedule{sc.interval, sc.timeout},
-                     [name] { return probes::node::makeNodeSource(name); });
+                     [name] { return facts::makeNodeSource(name); });
   }
   if (cfg.sourceConfig("peer").enabled) {
     // The peer source only copies the prober's results, so it runs as often as rounds do
@@ -53,8 +53,7 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
     }
     sc.timeout = std::min(sc.timeout, sc.interval);
     sched->addSource(
-        std::make_shared<probes::peer::PeerSource>(opts.prober, probes::peer::resolveNodeName(cfg)),
-        sc);
+        std::make_shared<probes::PeerSource>(opts.prober, probes::resolveNodeName(cfg)), sc);
   }
   if (opts.heavy_probes && cfg.probes.ncclEnabled() && cfg.probes.nccl.local) {
     const auto& n = cfg.probes.nccl;
@@ -82,7 +81,7 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
 }
 
 std::vector<std::string> knownSourceNames() {
-  auto names = probes::node::nodeSourceNames();
+  auto names = facts::nodeSourceNames();
   names.push_back("peer");
   return names;
 }
@@ -90,11 +89,11 @@ std::vector<std::string> knownSourceNames() {
 std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optionalMetricsByTable() {
   std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> out;
   out["collect"] = pipelineOptionalMetrics();
-  for (const auto& s : probes::node::makeNodeSources())
+  for (const auto& s : facts::makeNodeSources())
     out["collect.sources." + std::string(s->name())] = s->optionalMetrics();
   out["collect.sources.peer"] = {};
   out["policy"] = policy::policyOptionalMetrics();
-  for (const auto& k : probes::peer::probeKindNames()) out["probes." + k] = {};
+  for (const auto& k : probes::probeKindNames()) out["probes." + k] = {};
   return out;
 }
 
@@ -115,7 +114,7 @@ std::shared_ptr<const core::MetricSelection> metricSelection(const config::Confi
 }
 
 config::LoadOptions configLoadOptions() {
-  return {knownSourceNames(), probes::peer::probeKindNames(), optionalMetricsByTable()};
+  return {knownSourceNames(), probes::probeKindNames(), optionalMetricsByTable()};
 }
 
 }  // namespace fabricwatch::exporter

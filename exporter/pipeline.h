@@ -12,7 +12,7 @@
 #include "core/scheduler.h"
 #include "policy/pack_store.h"
 #include "policy/policy_stage.h"
-#include "probes/peer/peer_prober.h"
+#include "probes/mesh/peer_prober.h"
 
 namespace fabricwatch::exporter {
 
@@ -23,7 +23,7 @@ struct PipelineOptions {
   bool policy = true;  // add the policy stage
   // The peer mesh (serve, when the mesh is on) feeds the "peer" source; without it that source
   // reports node.name and an empty membership.
-  std::shared_ptr<const probes::peer::PeerProber> prober;
+  std::shared_ptr<const probes::PeerProber> prober;
   // Heavy probes (the local NCCL run, when [probes.nccl] enables it) run only in the daemon: a
   // one-shot `facts` or `check` never starts NCCL.
   bool heavy_probes = false;

@@ -42,8 +42,8 @@ void SelfMetrics::observeRequest(const std::string& route, int status, double se
   d.sum += seconds;
 }
 
-void SelfMetrics::httpDropped(HttpDrop reason) {
-  if (reason >= HttpDrop::kCount) return;
+void SelfMetrics::httpDropped(http::HttpDrop reason) {
+  if (reason >= http::HttpDrop::kCount) return;
   std::lock_guard lock(mu_);
   ++dropped_[static_cast<size_t>(reason)];
 }
@@ -83,7 +83,7 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
       MetricType::Counter);
   // Every reason from the start, so that rate() has a series before the first event.
   for (size_t i = 0; i < dropped_.size(); ++i) {
-    core::addSample(dropped, {{"reason", httpDropReason(static_cast<HttpDrop>(i))}},
+    core::addSample(dropped, {{"reason", http::httpDropReason(static_cast<http::HttpDrop>(i))}},
                     static_cast<double>(dropped_[i]));
   }
   out.push_back(std::move(dropped));

@@ -17,7 +17,7 @@
 #include <utility>
 
 #include "core/metrics.h"
-#include "exporter/http_drop.h"
+#include "http/http_drop.h"
 
 namespace fabricwatch::exporter {
 
@@ -27,7 +27,7 @@ class SelfMetrics {
 
   void observeRequest(const std::string& route, int status, double seconds);
   void configReloaded(bool success);
-  void httpDropped(HttpDrop reason);
+  void httpDropped(http::HttpDrop reason);
   void webConfigReloaded(bool success);
 
   // Appends the families to `out` (a consistent view: taken under the lock).
@@ -46,7 +46,7 @@ class SelfMetrics {
   mutable std::mutex mu_;
   std::map<std::pair<std::string, std::string>, uint64_t> requests_;  // (code, route) -> count
   std::map<std::string, Durations> durations_;                        // by route
-  std::array<uint64_t, static_cast<size_t>(HttpDrop::kCount)> dropped_{};
+  std::array<uint64_t, static_cast<size_t>(http::HttpDrop::kCount)> dropped_{};
   double reload_ok_ = 0;
   double reload_ts_ = 0;
   double web_reload_ok_ = 1;

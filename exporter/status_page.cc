@@ -465,7 +465,7 @@ void renderPolicy(std::string& h, const core::Snapshot& s) {
 
 }  // namespace
 
-HttpResponse statusPage(const core::Snapshot* snap) {
+http::HttpResponse statusPage(const core::Snapshot* snap) {
   Verdict verdict = snap ? verdictFor(*snap)
                          : Verdict{"pending", "STARTING",
                                    "STARTING · no snapshot yet: the first collection is running"};

@@ -10,10 +10,10 @@
 // above zero count against the verdict.
 
 #include "core/snapshot.h"
-#include "exporter/http_server.h"
+#include "http/http_server.h"
 
 namespace fabricwatch::exporter {
 
-HttpResponse statusPage(const core::Snapshot* snap);
+http::HttpResponse statusPage(const core::Snapshot* snap);
 
 }  // namespace fabricwatch::exporter

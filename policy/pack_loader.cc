@@ -9,9 +9,9 @@
 #include <set>
 
 #include "core/host_fs.h"
+#include "core/yaml_fields.h"
 #include "core/yaml_load.h"
 #include "policy/expr_position.h"
-#include "policy/yaml_fields.h"
 
 namespace fabricwatch::policy {
 namespace {
@@ -49,7 +49,7 @@ class Loader {
   }
 
  private:
-  using Fields = YamlFields;
+  using Fields = core::YamlFields;
 
   void report(int line, int col, std::string msg) {
     ++problems_;
@@ -67,9 +67,9 @@ class Loader {
   std::optional<Fields> fields(const YAML::Node& n, const std::string& what,
                                std::initializer_list<std::string_view> known,
                                std::initializer_list<std::string_view> required) {
-    return yamlFields(n, what, known, required, [this](const YAML::Node& at, std::string msg) {
-      report(at, std::move(msg));
-    });
+    return core::yamlFields(
+        n, what, known, required,
+        [this](const YAML::Node& at, std::string msg) { report(at, std::move(msg)); });
   }
 
   std::optional<std::string> str(const Fields& f, std::string_view key, const std::string& what) {

@@ -6,7 +6,7 @@
 
 #include "core/host_fs.h"
 #include "core/snapshot.h"
-#include "policy/nccl_list.h"
+#include "policy/nccl_facts.h"
 
 namespace fabricwatch::policy {
 namespace {

@@ -8,11 +8,11 @@
 #include <ostream>
 
 #include "core/host_fs.h"
+#include "core/yaml_fields.h"
 #include "core/yaml_load.h"
 #include "policy/evaluator.h"
-#include "policy/nccl_list.h"
+#include "policy/nccl_facts.h"
 #include "policy/pack_loader.h"
-#include "policy/yaml_fields.h"
 #include "policy/yaml_value.h"
 
 namespace fabricwatch::policy {
@@ -82,7 +82,7 @@ class TestFile {
   const std::string& path() const { return path_; }
 
  private:
-  using Fields = YamlFields;
+  using Fields = core::YamlFields;
 
   std::string resolve(const std::string& rel) const {
     if (rel.empty() || rel[0] == '/') return rel;
@@ -99,9 +99,9 @@ class TestFile {
   std::optional<Fields> fields(const YAML::Node& n, const std::string& what,
                                std::initializer_list<std::string_view> known,
                                std::initializer_list<std::string_view> required) {
-    return yamlFields(n, what, known, required, [this](const YAML::Node& at, std::string msg) {
-      report(at, std::move(msg));
-    });
+    return core::yamlFields(
+        n, what, known, required,
+        [this](const YAML::Node& at, std::string msg) { report(at, std::move(msg)); });
   }
 
   static std::string scalar(const Fields& f, std::string_view k) {

@@ -89,7 +89,7 @@ inline core::MetricFamilies textFormatGoldenFamilies() {
   h.histogram.sample_sum = 0.004350778;
   h.histogram.bucket = {{1, 0.0005}, {2, 0.0025}, {3, 0.01}, {3, 0.05}, {3, 0.25}};
   histogram.metric.push_back(h);
-  // Bounds ending at +Inf, as probes/peer/histogram.cc renders them.
+  // Bounds ending at +Inf, as probes/mesh/histogram.cc renders them.
   h.label = {{"peer", "b\"c"}};
   h.histogram.sample_count = 4;
   h.histogram.sample_sum = 1e-7;

@@ -83,8 +83,8 @@ for (const name of ["Dockerfile", "Dockerfile.cuda"]) {
 // Packages of libraries loaded at run time rather than linked, so ldd does not list them: the
 // allow-list, each with its reason.
 const RUNTIME_LOADED = {
-  libfabric1: "the fabric probe dlopen()s libfabric.so.1 (probes/fabric/libfabric.h)",
-  libibverbs1: "the verbs source dlopen()s libibverbs.so.1 (probes/node/verbs_query.cc)",
+  libfabric1: "the fabric probe dlopen()s libfabric.so.1 (probes/kinds/fabric/libfabric.h)",
+  libibverbs1: "the verbs source dlopen()s libibverbs.so.1 (facts/verbs_query.cc)",
   "ibverbs-providers": "libibverbs loads its device drivers (mlx5, efa, erdma ...) at run time",
   libssl3: "TLS and basic auth (--web.config.file) and the peer mesh's HMAC dlopen() libssl.so.3, " +
     "which brings libcrypto.so.3 (core/openssl.h)",

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "probes/peer/probe_kind.h"
+#include "probes/mesh/probe_kind.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -32,10 +32,10 @@ TEST(ConfigFlagsTest, EveryProbeKindIsTurnedOnAndOffByItsOwnFlag) {
   // A kind registered at run time gets its flag without anyone writing it.
   EXPECT_EQ(load({"--probe.extra.enabled=true"}).problems[0].message,
             "unknown flag --probe.extra.enabled");
-  probes::peer::registerProbeKind({"extra", false, [](const probes::peer::KindSetup&) {
-                                     return core::Result<std::shared_ptr<probes::peer::ProbeKind>>(
-                                         core::Error{"test only"});
-                                   }});
+  probes::registerProbeKind({"extra", false, [](const probes::KindSetup&) {
+                               return core::Result<std::shared_ptr<probes::ProbeKind>>(
+                                   core::Error{"test only"});
+                             }});
   auto extra = load({"--probe.extra.enabled=true"});
   ASSERT_TRUE(extra.ok()) << core::formatAll(extra.problems);
   EXPECT_TRUE(extra.config.probes.enabled("extra", false));

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "exporter/config_flags.h"
-#include "probes/peer/channel_server.h"
+#include "probes/mesh/channel_server.h"
 #include "tests/support/http_client.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
@@ -104,11 +104,11 @@ TEST(DaemonReloadTest, TheMeshAndTheApiServeWhileReloadsRestartTheMesh) {
   testing::TempDir dir;
   const std::string kSecret = "tsan-mesh-secret-0123456789abcdef";
   std::string secret = dir.write("secret", kSecret + "\n");
-  probes::peer::ChannelServerOptions po;
+  probes::ChannelServerOptions po;
   po.listen_address = "127.0.0.1:0";
   po.secret = kSecret;
   po.node_name = "localhost";  // the dns kind resolves the peer's name: keep it local
-  probes::peer::ChannelServer peer(po);
+  probes::ChannelServer peer(po);
   ASSERT_TRUE(peer.start().ok());
   std::string peer_addr = "127.0.0.1:" + std::to_string(peer.port());
   auto mesh = [&](int i) {

@@ -18,7 +18,7 @@ std::string gunzip(const std::string& data) {
   return text.value_or("");
 }
 
-std::string wire(const HttpResponse& r) {
+std::string wire(const http::HttpResponse& r) {
   return r.body + (r.shared_body ? *r.shared_body : std::string()) + r.tail;
 }
 
@@ -81,7 +81,7 @@ TEST(ExpositionTest, TheResponseKeepsTheBytesAliveAfterTheSnapshotIsGone) {
   auto snap = snapshot(10);
   ExpositionStage().apply(*snap);
   std::string expected = snap->exposition->text + kSelf;
-  HttpResponse r;
+  http::HttpResponse r;
   {
     std::shared_ptr<const core::Snapshot> published = std::move(snap);
     r = metricsResponse(published, kSelf, false);

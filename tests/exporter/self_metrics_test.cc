@@ -88,8 +88,8 @@ TEST(SelfMetricsTest, RendersCountersThenGaugesThenTheHistogram) {
   SelfMetrics m;
   m.configReloaded(true);
   m.webConfigReloaded(false);
-  m.httpDropped(HttpDrop::kMalformed);
-  m.httpDropped(HttpDrop::kCount);  // not a reason: ignored
+  m.httpDropped(http::HttpDrop::kMalformed);
+  m.httpDropped(http::HttpDrop::kCount);  // not a reason: ignored
   m.observeRequest("/readyz", 503, 0.1);
   m.observeRequest("/metrics", 200, 0.0005);  // on a bound: counts in le="0.0005"
   m.observeRequest("/metrics", 200, 0.003);
@@ -153,7 +153,7 @@ TEST(SelfMetricsTest, CountsEveryUpdateFromConcurrentThreadsWhileScraped) {
     workers.emplace_back([&m, i] {
       for (int n = 0; n < kEach; ++n) {
         m.observeRequest(i % 2 ? "/metrics" : "/healthz", 200, 0.001);
-        m.httpDropped(HttpDrop::kHeadTimeout);
+        m.httpDropped(http::HttpDrop::kHeadTimeout);
         if (n % 100 == 0) m.configReloaded(true);
       }
     });

@@ -8,10 +8,10 @@
 #include "core/text_format.h"
 #include "exporter/api.h"
 #include "policy/policy_stage.h"
-#include "probes/peer/membership.h"
-#include "probes/peer/peer_prober.h"
-#include "probes/peer/peer_source.h"
-#include "probes/peer/tcp_kind.h"
+#include "probes/kinds/tcp/tcp_kind.h"
+#include "probes/mesh/membership.h"
+#include "probes/mesh/peer_prober.h"
+#include "probes/mesh/peer_source.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::exporter {
@@ -29,18 +29,18 @@ spec:
 
 std::string text(const core::MetricFamilies& fams) { return core::textFormat(fams); }
 
-std::shared_ptr<probes::peer::PeerProber> makeProber() {
-  std::vector<std::unique_ptr<probes::peer::MembershipSource>> sources;
-  sources.push_back(std::make_unique<probes::peer::StaticSource>(std::vector<std::string>{}));
-  probes::peer::ProberOptions o;
+std::shared_ptr<probes::PeerProber> makeProber() {
+  std::vector<std::unique_ptr<probes::MembershipSource>> sources;
+  sources.push_back(std::make_unique<probes::StaticSource>(std::vector<std::string>{}));
+  probes::ProberOptions o;
   o.node_name = "node-a";
   o.secret = "snapshot-collector-test-secret";
   o.channel.listen_address = "127.0.0.1:0";
   o.interval = 1h;  // rounds are driven by the test
-  return std::make_shared<probes::peer::PeerProber>(
-      o, std::make_unique<probes::peer::Membership>(std::move(sources), 0ms),
-      std::vector<std::shared_ptr<probes::peer::ProbeKind>>{
-          probes::peer::makeTcpKind({o.secret, o.node_name, 3, 300ms, 300ms})});
+  return std::make_shared<probes::PeerProber>(
+      o, std::make_unique<probes::Membership>(std::move(sources), 0ms),
+      std::vector<std::shared_ptr<probes::ProbeKind>>{
+          probes::tcp::makeTcpKind({o.secret, o.node_name, 3, 300ms, 300ms})});
 }
 
 TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) {
@@ -55,7 +55,7 @@ TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) 
 
   core::SnapshotStore store;
   core::Scheduler sched(store, core::CollectContext{}, 0);
-  sched.addSource(std::make_shared<probes::peer::PeerSource>(prober, "node-a"), {});
+  sched.addSource(std::make_shared<probes::PeerSource>(prober, "node-a"), {});
   sched.addStage(std::make_shared<policy::PolicyStage>(packs, policy::StageOptions{}));
   sched.runOnce();
   auto snap = store.load();
@@ -86,7 +86,7 @@ TEST(RenderSnapshotTest, PeersApiComesFromTheSnapshot) {
   prober->runRound(1);
   core::SnapshotStore store;
   core::Scheduler sched(store, core::CollectContext{}, 0);
-  sched.addSource(std::make_shared<probes::peer::PeerSource>(prober, "node-a"), {});
+  sched.addSource(std::make_shared<probes::PeerSource>(prober, "node-a"), {});
   sched.runOnce();
   auto snap = store.load();
   prober->runRound(2);
@@ -101,7 +101,7 @@ TEST(RenderSnapshotTest, PeersApiComesFromTheSnapshot) {
   // With the mesh off, the peer source captures the disabled document with the node's name.
   core::SnapshotStore off_store;
   core::Scheduler off(off_store, core::CollectContext{}, 0);
-  off.addSource(std::make_shared<probes::peer::PeerSource>(nullptr, "lonely"), {});
+  off.addSource(std::make_shared<probes::PeerSource>(nullptr, "lonely"), {});
   off.runOnce();
   auto body = peersJson(off_store.load().get()).body;
   EXPECT_NE(body.find("\"enabled\":false"), std::string::npos) << body;

@@ -59,7 +59,7 @@ TEST(HtmlEscapeTest, EscapesMarkupAndKeepsUtf8Valid) {
 }
 
 TEST(StatusPageTest, WithoutSnapshotSaysItIsStarting) {
-  HttpResponse r = statusPage(nullptr);
+  http::HttpResponse r = statusPage(nullptr);
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.content_type, "text/html; charset=utf-8");
   EXPECT_NE(r.body.find("class=\"verdict pending\">STARTING"), std::string::npos) << r.body;

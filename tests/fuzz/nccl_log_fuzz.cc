@@ -7,12 +7,12 @@
 
 #include "core/utf8.h"
 #include "core/value_format.h"
-#include "probes/nccl/log_parse.h"
-#include "probes/nccl/log_verdict.h"
-#include "probes/nccl/probe_protocol.h"
+#include "nccl/log_parse.h"
+#include "nccl/log_verdict.h"
+#include "probes/kinds/nccl/probe_protocol.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace n = fabricwatch::probes::nccl;
+  namespace n = fabricwatch::nccl;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   n::LogLimits lim;
   lim.max_line_bytes = 256;
@@ -26,6 +26,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string b = fabricwatch::core::toJson(n::summaryValue(parts, n::judge(parts)));
   if (a != b || fabricwatch::core::sanitizeUtf8(a) != a) std::abort();
   (void)n::renderText(whole, n::judge(whole));
-  (void)n::parseResult(text);
+  (void)fabricwatch::probes::nccl::parseResult(text);
   return 0;
 }

@@ -1,4 +1,4 @@
-// Fuzzes the sysfs and procfs parsers (probes/node/*_parse.cc): every parser gets the same
+// Fuzzes the sysfs and procfs parsers (facts/*_parse.cc): every parser gets the same
 // bytes, as a file of the host could hold anything. None may crash, hang or throw, and what
 // they return must render as valid JSON.
 #include <cstdint>
@@ -7,15 +7,15 @@
 
 #include "core/utf8.h"
 #include "core/value_format.h"
-#include "probes/node/fact_reader.h"
-#include "probes/node/host_parse.h"
-#include "probes/node/pci_parse.h"
-#include "probes/node/rdma_parse.h"
-#include "probes/node/software_parse.h"
-#include "probes/node/workload_parse.h"
+#include "facts/fact_reader.h"
+#include "facts/host_parse.h"
+#include "facts/pci_parse.h"
+#include "facts/rdma_parse.h"
+#include "facts/software_parse.h"
+#include "facts/workload_parse.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  namespace n = fabricwatch::probes::node;
+  namespace n = fabricwatch::facts;
   namespace core = fabricwatch::core;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   // rdma

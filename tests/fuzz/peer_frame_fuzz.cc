@@ -10,13 +10,13 @@
 #include <string_view>
 
 #include "core/openssl.h"
-#include "probes/peer/frame.h"
-#include "probes/peer/messages.h"
-#include "probes/peer/payload.h"
+#include "probes/mesh/frame.h"
+#include "probes/mesh/messages.h"
+#include "probes/mesh/payload.h"
 
 namespace {
 
-namespace peer = fabricwatch::probes::peer;
+namespace peer = fabricwatch::probes;
 const std::string kSecret = "fuzz-secret-0123456789abcdef";
 
 void payloads(std::string_view p) {

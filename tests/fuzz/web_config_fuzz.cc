@@ -21,15 +21,15 @@
 #include <string_view>
 
 #include "core/utf8.h"
-#include "exporter/basic_auth.h"
-#include "exporter/web_config.h"
+#include "http/basic_auth.h"
+#include "http/web_config.h"
 
 namespace {
 
-using fabricwatch::exporter::parseWebConfig;
-using fabricwatch::exporter::TlsServerConfig;
-using fabricwatch::exporter::WebConfig;
-using fabricwatch::exporter::WebConfigParse;
+using fabricwatch::http::parseWebConfig;
+using fabricwatch::http::TlsServerConfig;
+using fabricwatch::http::WebConfig;
+using fabricwatch::http::WebConfigParse;
 
 const std::string kFile = "/etc/fabricwatch/web.yml";
 
@@ -99,7 +99,7 @@ void checkTls(const TlsServerConfig& t) {
         "TLS versions out of range or order");
   for (const auto& c : t.cipher_suites) {
     bool tls13 = false;
-    check(fabricwatch::exporter::opensslCipherName(c, &tls13).has_value(), "unknown cipher", c);
+    check(fabricwatch::http::opensslCipherName(c, &tls13).has_value(), "unknown cipher", c);
   }
   for (const auto& c : t.curve_preferences)
     check(oneOf(c, {"CurveP256", "CurveP384", "CurveP521", "X25519"}), "unknown curve", c);
@@ -114,7 +114,7 @@ void checkConfig(const WebConfig& c) {
     // Basic auth is "user:password": a name with ':' could never log in, or would log in as
     // another split; an empty one is no user.
     check(!name.empty() && name.find(':') == std::string::npos, "unusable user name", name);
-    check(fabricwatch::exporter::isBcryptHash(hash), "a user's hash is not a bcrypt hash", hash);
+    check(fabricwatch::http::isBcryptHash(hash), "a user's hash is not a bcrypt hash", hash);
   }
   for (size_t i = 0; i < c.headers.size(); ++i) {
     const auto& [name, value] = c.headers[i];

@@ -1,0 +1,122 @@
+#include "facts/gpu_source.h"
+
+#include <cstdio>
+
+#include "core/snapshot.h"
+#include "facts/fact_reader.h"
+#include "facts/host_parse.h"
+#include "facts/pci.h"
+#include "facts/pci_parse.h"
+
+namespace fabricwatch::facts {
+namespace {
+
+std::string hex4(int64_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<long long>(v));
+  return buf;
+}
+
+}  // namespace
+
+GpuSource::Function GpuSource::scanFunction(FactReader& r, const DirReader& bus,
+                                            const std::string& addr, FileId id) {
+  uint64_t errors_before = r.collection().read_errors;
+  Function fn;
+  fn.id_ = id;
+  // The vendor first: most functions on a host are not NVIDIA's, and that ends it.
+  if (bus.integer(addr + "/vendor") == 0x10de) {
+    PciFunction f = readPciFunction(bus, addr);
+    if (isNvidiaGpu(f)) fn.gpu = std::move(f);
+  }
+  fn.complete_ = r.collection().read_errors == errors_before;
+  return fn;
+}
+
+GpuSource::Nic GpuSource::scanNic(FactReader& r, const DirReader& cls, const DirReader& bus,
+                                  const std::string& name, FileId id) {
+  Nic n;
+  n.id_ = id;
+  n.name = name;
+  if (auto addr = cls.linkName(name + "/device"); addr && isPciAddress(*addr)) {
+    uint64_t errors_before = r.collection().read_errors;
+    n.numa = bus.integer(*addr + "/numa_node");
+    if (auto link = bus.linkTarget(*addr)) n.bridges = pciBridges(*link);
+    n.complete_ = r.collection().read_errors == errors_before;
+  }
+  return n;
+}
+
+core::Collection GpuSource::collect(const core::CollectContext& ctx) {
+  core::HostFs fs(ctx.rootfs);
+  core::Collection c;
+  FactReader r(fs, c);
+  DirReader bus = pciBus(r);
+  std::vector<Nic*> nics;
+  bool nics_read = false;
+  core::Value devices = core::Value::list();
+  auto scan = [&](const std::string& addr, FileId id) { return scanFunction(r, bus, addr, id); };
+  for (Function* fn : functions_.refresh(bus, bus.list(), scan)) {
+    if (!fn->gpu) continue;
+    PciFunction& f = *fn->gpu;
+    if (!nics_read) {
+      DirReader cls(r, "/sys/class/infiniband");
+      auto scan_nic = [&](const std::string& name, FileId id) {
+        return scanNic(r, cls, bus, name, id);
+      };
+      nics = nics_.refresh(cls, cls.list(), scan_nic);
+      nics_read = true;
+    }
+    const std::string& addr = f.address;
+    core::Value g = core::Value::map();
+    g["pci_address"] = addr;
+    g["vendor"] = hex4(*f.vendor);
+    if (f.device) g["device"] = hex4(*f.device);
+    if (f.numa_node && *f.numa_node >= 0) g["numa_node"] = *f.numa_node;
+    if (core::Value pcie = f.link.read(r); pcie.size() > 0) g["pcie"] = std::move(pcie);
+    // The nearest NICs, by the closest relation any NIC has to this GPU.
+    std::string best;
+    std::vector<std::string> near;
+    for (const char* level : {"pci_switch", "root_port", "numa"}) {
+      for (const Nic* n : nics) {
+        bool match = std::string_view(level) == "numa"
+                         ? (f.numa_node && *f.numa_node >= 0 && n->numa == f.numa_node)
+                         : pciProximity(f.bridges, n->bridges) == level;
+        if (match) near.push_back(n->name);
+      }
+      if (!near.empty()) {
+        best = level;
+        break;
+      }
+    }
+    core::Value nl = core::Value::list();
+    for (auto& n : near) nl.push(std::move(n));
+    g["nics"] = std::move(nl);
+    if (!best.empty()) g["nic_locality"] = best;
+    devices.push(std::move(g));
+  }
+  core::Value gpu = core::Value::map();
+  gpu["count"] = devices.size();
+  gpu["devices"] = std::move(devices);
+  if (auto version = r.text("/proc/driver/nvidia/version")) {
+    core::Value driver = parseNvidiaDriverVersion(*version);
+    if (driver.isMap()) gpu["driver"] = std::move(driver);
+  }
+  c.facts["gpu"] = std::move(gpu);
+  return c;
+}
+
+void GpuSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
+  if (const auto* n = snapshot.facts.findPath("gpu.count"); n && n->isInt()) {
+    auto f = core::gaugeFamily("fabricwatch_gpus", "NVIDIA GPUs found on the PCI bus.");
+    core::addSample(f, {}, n->asDouble());
+    out.push_back(std::move(f));
+  }
+  renderPcieMetrics(snapshot, out);
+}
+
+std::vector<core::OptionalMetric> GpuSource::optionalMetrics() const {
+  return pcieOptionalMetrics();
+}
+
+}  // namespace fabricwatch::facts

@@ -1,0 +1,201 @@
+#include "facts/rdma_device.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <set>
+
+#include "facts/pci_parse.h"
+#include "facts/rdma_parse.h"
+
+namespace fabricwatch::facts {
+namespace {
+
+// Directory entries that are numbers ("1", "10"), in numeric order.
+std::vector<int64_t> numericEntries(const DirReader& dir) {
+  std::vector<int64_t> out;
+  for (const auto& n : dir.list()) {
+    if (n.find_first_not_of("0123456789") != std::string::npos) continue;
+    if (auto i = parseInteger(n)) out.push_back(*i);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// "4: ACTIVE" -> obj[key] = "ACTIVE", obj[code_key] = 4.
+void setCodeName(FactReader& r, const std::optional<std::string>& line, std::string_view path,
+                 core::Value& obj, const char* key, const char* code_key) {
+  if (!line) return;
+  if (auto cn = parseCodeName(*line)) {
+    obj[key] = cn->name;
+    obj[code_key] = cn->code;
+  } else {
+    r.error(std::string(path) + ": unexpected \"" + line->substr(0, 40) + "\"");
+  }
+}
+
+// False only when `rel` is surely absent (ENOENT, ENOTDIR); any other failure leaves it to
+// the read that follows to report.
+bool mayExist(const DirReader& dir, const char* rel) {
+  struct stat st;
+  if (dir.fd() < 0) return false;
+  return ::fstatat(dir.fd(), rel, &st, 0) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+}  // namespace
+
+std::optional<std::vector<RdmaDevice::Counter>> RdmaDevice::openCounters(const DirReader& port,
+                                                                         const char* rel) {
+  DirReader dir = port.sub(rel);
+  if (!dir.isOpen()) return std::nullopt;
+  std::vector<Counter> out;
+  for (const auto& n : dir.list()) {
+    if (n == "lifespan") continue;  // a refresh interval in ms, not a counter
+    out.push_back({n, KeptFile(dir, n)});
+  }
+  return out;
+}
+
+core::Value RdmaDevice::readCounters(FactReader& r, std::vector<Counter>& counters) {
+  core::Value out = core::Value::map();
+  for (auto& c : counters) {
+    auto text = c.file.line(r);
+    if (!text || isUnavailableCounter(*text)) continue;
+    if (auto v = parseUnsigned(*text))
+      out[c.name] = *v;  // u64: above INT64_MAX a double (docs/facts.md)
+    else
+      r.error(std::string(c.file.hostPath()) + ": not a counter: \"" + text->substr(0, 40) + "\"");
+  }
+  return out;
+}
+
+RdmaDevice RdmaDevice::scan(FactReader& r, const DirReader& cls, const DirReader& bus,
+                            const std::string& name, FileId id) {
+  uint64_t errors_before = r.collection().read_errors;
+  RdmaDevice dev;
+  dev.id_ = id;
+  DirReader dir = cls.sub(name);
+  core::Value& d = dev.fixed_;
+  d["name"] = name;
+  std::optional<PciFunction> pci;
+  if (auto addr = dir.linkName("device"); addr && isPciAddress(*addr)) {
+    pci = readPciFunction(bus, *addr);
+    d["pci_address"] = *addr;
+    if (pci->numa_node && *pci->numa_node >= 0) d["numa_node"] = *pci->numa_node;
+    if (pci->driver) d["driver"] = *pci->driver;
+    dev.link_ = std::move(pci->link);
+  }
+  std::optional<std::string_view> driver;
+  if (pci && pci->driver) driver = *pci->driver;
+  d["kind"] = rdmaKind(name, driver, pci ? pci->vendor : std::nullopt);
+  setCodeName(r, dir.line("node_type"), joinPath(dir.hostPath(), "node_type"), d, "node_type",
+              "node_type_code");
+  for (const char* f : {"fw_ver", "hca_type", "board_id", "node_guid", "sys_image_guid"}) {
+    if (auto v = dir.line(f)) d[f] = *v;
+  }
+  dev.net_dir_ = joinPath(dir.hostPath(), "device/net");
+
+  // Each directory is opened once, listed through that descriptor, and its entries opened
+  // relative to it.
+  DirReader ports = dir.sub("ports");
+  for (int64_t n : numericEntries(ports)) {
+    DirReader pd = ports.sub(std::to_string(n));
+    Port p;
+    p.number = n;
+    p.dir = pd.hostPath();
+    p.fixed["port"] = n;
+    if (auto ll = pd.line("link_layer")) p.fixed["link_layer"] = *ll;
+    // Ports without GID attributes (EFA's) are known here at the cost of one lookup, instead
+    // of two lookups of the whole path for each GID in use.
+    p.gid_attrs = mayExist(pd, "gid_attrs");
+    p.state = KeptFile(pd, "state");
+    p.phys_state = KeptFile(pd, "phys_state");
+    p.rate = KeptFile(pd, "rate");
+    p.lid = KeptFile(pd, "lid");
+    p.sm_lid = KeptFile(pd, "sm_lid");
+    DirReader gids = pd.sub("gids");
+    for (int64_t i : numericEntries(gids)) {
+      p.gids.push_back({i, KeptFile(gids, std::to_string(i)), std::nullopt, std::nullopt});
+    }
+    p.counters = openCounters(pd, "counters");
+    // Kernels before 4.5 (and mlx4 ports) keep the 64-bit PMA counters apart.
+    p.counters_ext = openCounters(pd, "counters_ext");
+    p.hw_counters = openCounters(pd, "hw_counters");
+    dev.ports_.push_back(std::move(p));
+  }
+  dev.complete_ = r.collection().read_errors == errors_before;
+  return dev;
+}
+
+core::Value RdmaDevice::read(FactReader& r) {
+  core::Value d = fixed_;
+  if (link_) {
+    core::Value pcie = link_->read(r);
+    if (pcie.size() > 0) d["pcie"] = std::move(pcie);
+  }
+  // Net devices of the PCI function (RoCE, IPoIB); dev_port says which port (0-based). Listed
+  // each time: udev renames them after they appear.
+  std::vector<std::pair<std::string, int64_t>> dev_netdevs;
+  DirReader net(r, net_dir_);
+  for (const auto& nd : net.list()) {
+    auto dp = net.integer(nd + "/dev_port");
+    dev_netdevs.emplace_back(nd, dp.value_or(0));
+  }
+  core::Value ports = core::Value::list();
+  for (auto& p : ports_) ports.push(readPort(r, p, dev_netdevs));
+  d["ports"] = std::move(ports);
+  return d;
+}
+
+core::Value RdmaDevice::readPort(FactReader& r, Port& port,
+                                 const std::vector<std::pair<std::string, int64_t>>& dev_netdevs) {
+  core::Value p = port.fixed;
+  setCodeName(r, port.state.line(r), joinPath(port.dir, "state"), p, "state", "state_code");
+  setCodeName(r, port.phys_state.line(r), joinPath(port.dir, "phys_state"), p, "phys_state",
+              "phys_state_code");
+  if (auto rate = port.rate.line(r)) {
+    p["rate"] = *rate;
+    if (auto g = parseRateGbps(*rate)) p["rate_gbps"] = *g;
+  }
+  if (auto lid = port.lid.integer(r)) p["lid"] = *lid;
+  if (auto sm = port.sm_lid.integer(r)) p["sm_lid"] = *sm;
+
+  std::set<std::string> netdevs;
+  core::Value gids = core::Value::list();
+  for (auto& gid : port.gids) {
+    auto address = gid.address.line(r);
+    if (!address || isZeroGid(*address)) continue;
+    std::string idx = std::to_string(gid.index);
+    if (!gid.type && !port.gid_attrs) {
+      gid.type.emplace();  // missing: reads as absent
+      gid.ndev.emplace();
+    } else if (!gid.type) {
+      gid.type.emplace(r.fs(), joinPath(port.dir, "gid_attrs/types/" + idx));
+      gid.ndev.emplace(r.fs(), joinPath(port.dir, "gid_attrs/ndevs/" + idx));
+    }
+    core::Value g = core::Value::map();
+    g["index"] = gid.index;
+    g["address"] = std::move(*address);
+    // Types and ndevs of entries that the kernel has no attributes for fail with EINVAL.
+    if (auto t = gid.type->line(r, true)) g["type"] = *t;
+    if (auto nd = gid.ndev->line(r, true)) {
+      g["ndev"] = *nd;
+      netdevs.insert(*nd);
+    }
+    gids.push(std::move(g));
+  }
+  p["gids"] = std::move(gids);
+  for (const auto& [nd, dev_port] : dev_netdevs) {
+    if (dev_port + 1 == port.number) netdevs.insert(nd);
+  }
+  core::Value nds = core::Value::list();
+  for (const auto& nd : netdevs) nds.push(nd);
+  p["netdevs"] = std::move(nds);
+  if (port.counters) p["counters"] = readCounters(r, *port.counters);
+  if (port.counters_ext) p["counters_ext"] = readCounters(r, *port.counters_ext);
+  if (port.hw_counters) p["hw_counters"] = readCounters(r, *port.hw_counters);
+  return p;
+}
+
+}  // namespace fabricwatch::facts

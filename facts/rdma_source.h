@@ -1,0 +1,32 @@
+#pragma once
+// RDMA devices from /sys/class/infiniband (rdma.devices): every device (mlx5, EFA, eRDMA, irdma,
+// bnxt_re ...) with its PCI function and PCIe link, and every port with state, rate, GID table,
+// net devices and counters. One unreadable file leaves that one fact absent.
+//
+// Each device is scanned once while its sysfs directory lives (RdmaDevice); a collection then
+// reads only what changes, through kept descriptors.
+
+#include <string>
+
+#include "core/source.h"
+#include "facts/rdma_device.h"
+#include "facts/scanned_dir.h"
+
+namespace fabricwatch::facts {
+
+// Whether a counter is served by default (the rest: extra_metrics, docs/metrics.md).
+bool defaultPortCounter(std::string_view name);
+bool defaultHwCounter(std::string_view name);
+
+class RdmaSource : public core::Source {
+ public:
+  std::string_view name() const override { return "rdma"; }
+  core::Collection collect(const core::CollectContext& ctx) override;
+  void renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const override;
+  std::vector<core::OptionalMetric> optionalMetrics() const override;
+
+ private:
+  ScannedDir<RdmaDevice> devices_;
+};
+
+}  // namespace fabricwatch::facts

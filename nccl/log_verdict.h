@@ -1,0 +1,50 @@
+#pragma once
+// What a parsed NCCL log means: the transport inter-node traffic used, whether GPUDirect RDMA
+// was on, and the problems the log shows, each with its evidence and what to do. Shared by
+// `fabricwatch nccl-log`, the workloads' facts and the NCCL probe.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/value.h"
+#include "nccl/log_parse.h"
+
+namespace fabricwatch::nccl {
+
+struct Problem {
+  std::string severity;  // critical | warning | info
+  std::string message;   // what is wrong and what to do
+  std::string evidence;  // the log line (or summary) that shows it
+};
+
+struct Verdict {
+  // ok (no critical or warning problem), problem, or unknown (no NCCL lines at all).
+  std::string status;
+  // ib | roce | efa | ofi | socket | collnet | other | none (one node: no NET channels) |
+  // unknown (no channel lines).
+  std::string inter_node_transport;
+  std::string gdr;  // on | off | partial | unknown
+  std::vector<Problem> problems;
+};
+
+Verdict judge(const LogSummary& s);
+
+// The verdict's values as metric labels: one of the values above, else "unknown", so that a
+// label never carries any other text.
+std::string transportLabel(std::string_view transport);
+std::string gdrLabel(std::string_view gdr);
+
+// The summary and verdict as one document (the JSON of `nccl-log --format json`, and the
+// facts under workloads[].nccl_log and probes.nccl.local.log). Keys are documented in
+// docs/nccl.md.
+core::Value summaryValue(const LogSummary& s, const Verdict& v);
+
+// The compact form kept in the facts document (workloads[].nccl_log, probes.nccl.local.log):
+// the verdict and the few values rules test. docs/facts.md lists its keys.
+core::Value factsValue(const LogSummary& s, const Verdict& v);
+
+// A human-readable report ending with the verdict (`nccl-log`).
+std::string renderText(const LogSummary& s, const Verdict& v);
+
+}  // namespace fabricwatch::nccl

@@ -1,0 +1,117 @@
+#pragma once
+// The fabric probe kind: latency and bandwidth to each probed peer through a libfabric
+// provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm ...), as fi_pingpong and fabtests
+// measure them once by hand (docs/peers.md, "The fabric probe").
+//
+// Each node keeps two RDM endpoints, opened once: a responder (probes/kinds/fabric/responder.h)
+// that serves one session at a time for the peers probing it, and a prober (initiator.h) for its
+// own probes. A prober learns a peer's endpoint name over the authenticated peer channel (hello,
+// FrameType::kFabricHello*) and caches it while the peer's instance and endpoint epoch stay the
+// same; each measurement is a session the peer accepts over the channel first (or declines,
+// busy with another) and that both sides end by their deadlines. The kind runs exclusively
+// (alone, one peer at a time) every round for latency; bandwidth runs every
+// bandwidth_interval, at a phase drawn per node, within a byte budget per round.
+//
+// Facts probes.fabric, metrics fabricwatch_probe_fabric_*, `fabric` in /api/v1/peers results.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "probes/kinds/fabric/endpoint.h"
+#include "probes/kinds/fabric/hmem.h"
+#include "probes/kinds/fabric/responder.h"
+#include "probes/mesh/histogram.h"
+#include "probes/mesh/probe_kind.h"
+
+namespace fabricwatch::probes::fabric {
+
+struct FabricKindOptions {
+  std::string secret;
+  std::string node_name;
+  fabric::EndpointOptions endpoint;      // provider ("auto" or a name), domain, source address
+  std::string provider_origin = "auto";  // flag | config | group | auto
+  std::string resource_group;            // the group that chose it (origin group)
+  uint32_t latency_size = 64;
+  uint32_t warmup = 10;
+  uint32_t iterations = 200;
+  uint32_t bandwidth_size = 1 << 20;
+  uint32_t bandwidth_window = 16;
+  uint64_t bandwidth_bytes = uint64_t{32} << 20;
+  uint64_t bandwidth_round_bytes = uint64_t{64} << 20;
+  uint64_t bandwidth_every_rounds = 30;  // 0: never
+  std::chrono::milliseconds timeout{2000};
+  bool hmem = false;
+  std::vector<std::string> cudart;  // libraries tried for the CUDA runtime
+};
+
+// One-way latency (RTT/2) of one peer's ping-pongs.
+struct LatencyStats {
+  size_t samples = 0;
+  double min = 0, p50 = 0, p99 = 0, max = 0;
+  double mean = 0;  // the timed loop's wall time / (2 x iterations): what fi_pingpong prints
+};
+
+struct FabricResult : ProbeResult {
+  std::string peer_provider;
+  bool fetched_name = false;  // asked the peer for its endpoint name (else cached)
+  std::optional<LatencyStats> latency;
+  std::vector<double> one_way;  // the samples (seconds), for the histogram
+  std::optional<double> bandwidth_bytes_per_second;
+  uint64_t bandwidth_bytes = 0;
+  // Why the probe failed: timeout, provider, declined, busy, channel, mismatch ("": it did not).
+  std::string failure;
+  std::string phase;     // hello, latency or bandwidth: where it failed
+  std::string error;     // fi_strerror's text, or the reason (bounded, sanitised)
+  std::string detail;    // the provider's own words or the peer's reason (facts only)
+  std::string error_op;  // the libfabric call that failed (provider failures)
+  uint32_t busy_retries = 0;
+  uint64_t wire_bytes = 0;  // payload bytes sent and received on the fabric
+};
+
+// What the endpoints are, as the facts and the _info metric show them.
+struct FabricState {
+  bool available = false;
+  std::string unavailable;         // why not (the last open's error)
+  std::string unavailable_reason;  // bounded: "fi_getinfo: No data available"
+  fabric::ProviderFacts facts;
+  std::string origin, resource_group;
+  fabric::HmemStatus hmem;
+  uint64_t reopened = 0;  // the prober's endpoint, after failed sessions
+  fabric::ResponderStats responder;
+};
+
+// A peer's bandwidth in the latest round that measured any (kept until the next such round:
+// bandwidth runs every bandwidth_interval, and its byte budget bounds the peers of one round).
+struct BandwidthSample {
+  PeerInfo peer;
+  double bytes_per_second = 0;
+  uint64_t bytes = 0;
+};
+
+struct FabricTotals : ProbeTotals {
+  FabricState state;
+  std::vector<BandwidthSample> bandwidth;
+  uint64_t bandwidth_round = 0;
+  uint64_t latency_ok = 0, latency_failed = 0, bandwidth_ok = 0, bandwidth_failed = 0;
+  uint64_t name_fetches = 0, busy_retries = 0, wire_bytes = 0;
+  std::map<std::string, uint64_t> failures;                        // by reason
+  std::map<std::pair<std::string, std::string>, uint64_t> errors;  // (op, fi_strerror text)
+  Histogram latency{fabricLatencyBuckets()};
+
+  static const std::vector<double>& fabricLatencyBuckets();
+};
+
+std::shared_ptr<ProbeKind> makeFabricKind(FabricKindOptions opts);
+// From [probes.fabric] (and the flag); off by default.
+KindRegistration fabricKindRegistration();
+
+// The renderings (fabric_render.cc).
+core::Value fabricFacts(const KindView& view);
+void fabricMetrics(const KindView& view, core::MetricFamilies& out);
+core::Value fabricPeerValue(const PeerProbe& p);
+
+}  // namespace fabricwatch::probes::fabric

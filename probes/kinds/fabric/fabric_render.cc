@@ -1,0 +1,261 @@
+// The fabric kind's renderings, pure functions of its view: facts probes.fabric, metrics
+// fabricwatch_probe_fabric_*, and its part of /api/v1/peers.
+#include <algorithm>
+#include <cstdint>
+
+#include "probes/kinds/fabric/fabric_kind.h"
+
+namespace fabricwatch::probes::fabric {
+namespace {
+
+core::Value strings(const std::vector<std::string>& v) {
+  core::Value l = core::Value::list();
+  for (const auto& s : v) l.push(s);
+  return l;
+}
+
+core::Value stateValue(const FabricState& s) {
+  core::Value v = core::Value::map();
+  v["available"] = s.available;
+  if (!s.unavailable.empty()) v["error"] = s.unavailable;
+  const auto& f = s.facts;
+  if (!f.provider.empty()) {
+    v["provider"] = f.provider;
+    v["fabric"] = f.fabric;
+    v["domain"] = f.domain;
+    v["provider_version"] = f.provider_version;
+    v["addr_format"] = f.addr_format;
+    v["mode"] = strings(f.mode);
+    v["mr_mode"] = strings(f.mr_mode);
+    v["memory_registration"] =
+        core::Value::map({{"required", f.mr_local}, {"registered", f.registered}});
+    // SIZE_MAX ("no limit", tcp) clamps to the largest integer a fact holds.
+    auto clamp = [](size_t n) { return static_cast<int64_t>(std::min<size_t>(n, INT64_MAX)); };
+    v["inject_size"] = clamp(f.inject_size);
+    v["max_msg_size"] = clamp(f.max_msg_size);
+  }
+  v["api_version"] = f.api_version;
+  v["selected_by"] = s.origin;
+  if (!s.resource_group.empty()) v["resource_group"] = s.resource_group;
+  core::Value h = core::Value::map({{"state", fabric::hmemStateName(s.hmem.state)}});
+  if (!s.hmem.reason.empty()) h["reason"] = s.hmem.reason;
+  if (s.hmem.state != fabric::HmemStatus::State::kOff) h["gpus"] = s.hmem.devices;
+  if (!s.hmem.cuda_runtime.empty()) h["cuda_runtime"] = s.hmem.cuda_runtime;
+  v["hmem"] = std::move(h);
+  v["responder"] = core::Value::map({{"sessions", s.responder.sessions},
+                                     {"failed", s.responder.failed},
+                                     {"declined_busy", s.responder.declined_busy},
+                                     {"reopened", s.responder.reopened}});
+  v["reopened"] = s.reopened;
+  return v;
+}
+
+}  // namespace
+
+core::Value fabricPeerValue(const PeerProbe& p) {
+  const auto& r = resultAs<FabricResult>(p);
+  core::Value v = core::Value::map();
+  v["address"] = p.peer.address;
+  if (!p.peer.node.empty()) v["node"] = p.peer.node;
+  v["round"] = p.peer.round;
+  v["ok"] = r.failure.empty();
+  if (!r.peer_provider.empty()) v["provider"] = r.peer_provider;
+  v["name_fetched"] = r.fetched_name;
+  if (r.latency) {
+    const auto& l = *r.latency;
+    v["latency_seconds"] = core::Value::map({{"min", l.min},
+                                             {"p50", l.p50},
+                                             {"p99", l.p99},
+                                             {"max", l.max},
+                                             {"mean", l.mean},
+                                             {"samples", static_cast<int64_t>(l.samples)}});
+  }
+  if (r.bandwidth_bytes_per_second) {
+    v["bandwidth_bytes_per_second"] = *r.bandwidth_bytes_per_second;
+    v["bandwidth_bytes"] = r.bandwidth_bytes;
+  }
+  if (!r.failure.empty()) {
+    v["failure"] = r.failure;
+    v["phase"] = r.phase;
+    v["error"] = r.error;
+    if (!r.detail.empty()) v["detail"] = r.detail;
+  }
+  if (r.busy_retries) v["busy_retries"] = static_cast<int64_t>(r.busy_retries);
+  return v;
+}
+
+core::Value fabricFacts(const KindView& view) {
+  const auto& t = totalsAs<FabricTotals>(view);
+  core::Value v = stateValue(t.state);
+  core::Value peers = core::Value::list();
+  int64_t ok = 0, failed = 0;
+  double worst_p50 = 0, worst_p99 = 0;
+  for (const auto& p : view.results) {
+    const auto& r = resultAs<FabricResult>(p);
+    peers.push(fabricPeerValue(p));
+    (r.failure.empty() ? ok : failed)++;
+    if (r.latency) {
+      worst_p50 = std::max(worst_p50, r.latency->p50);
+      worst_p99 = std::max(worst_p99, r.latency->p99);
+    }
+  }
+  v["peers"] = std::move(peers);
+  v["ok"] = ok;
+  v["failed"] = failed;
+  if (worst_p99 > 0) {
+    v["latency_p50_seconds"] = worst_p50;
+    v["latency_p99_seconds"] = worst_p99;
+  }
+  if (!t.bandwidth.empty()) {
+    core::Value bw = core::Value::list();
+    double lowest = t.bandwidth.front().bytes_per_second;
+    for (const auto& b : t.bandwidth) {
+      core::Value e = core::Value::map({{"address", b.peer.address},
+                                        {"bytes_per_second", b.bytes_per_second},
+                                        {"bytes", b.bytes}});
+      if (!b.peer.node.empty()) e["node"] = b.peer.node;
+      bw.push(std::move(e));
+      lowest = std::min(lowest, b.bytes_per_second);
+    }
+    v["bandwidth"] = core::Value::map(
+        {{"round", t.bandwidth_round}, {"min_bytes_per_second", lowest}, {"peers", std::move(bw)}});
+  }
+  return v;
+}
+
+void fabricMetrics(const KindView& view, core::MetricFamilies& out) {
+  using core::addSample;
+  const auto& t = totalsAs<FabricTotals>(view);
+  const auto& s = t.state;
+  const auto& f = s.facts;
+
+  auto info = core::gaugeFamily(
+      "fabricwatch_probe_fabric_info",
+      "The fabric probe's libfabric provider, fabric, domain, versions and how the provider was "
+      "chosen (selected_by: flag, config, group, auto); constant 1.");
+  if (!f.provider.empty())
+    addSample(info,
+              {{"provider", f.provider},
+               {"fabric", f.fabric},
+               {"domain", f.domain},
+               {"provider_version", f.provider_version},
+               {"api_version", f.api_version},
+               {"selected_by", s.origin}},
+              1);
+  out.push_back(std::move(info));
+  auto avail = core::gaugeFamily(
+      "fabricwatch_probe_fabric_available",
+      "1 when the fabric probe has an endpoint, 0 when not, with the failing call and "
+      "fi_strerror's text as reason (e.g. \"fi_getinfo: No data available\": no provider or "
+      "device).");
+  addSample(avail, {{"reason", s.unavailable_reason}}, s.available ? 1 : 0);
+  out.push_back(std::move(avail));
+  auto hmem = core::gaugeFamily(
+      "fabricwatch_probe_fabric_hmem_available",
+      "1 when GPU memory registers with the provider (FI_HMEM, GPUDirect RDMA), 0 when not "
+      "(probes.fabric.hmem.reason says why); absent when probes.fabric.hmem is off.");
+  if (s.hmem.state != fabric::HmemStatus::State::kOff)
+    addSample(hmem, {}, s.hmem.state == fabric::HmemStatus::State::kAvailable ? 1 : 0);
+  out.push_back(std::move(hmem));
+
+  auto lh = histogramFamily("fabricwatch_probe_fabric_latency_seconds",
+                            "One-way fabric latency (RTT/2) per timed ping-pong.");
+  t.latency.render(lh, {});
+  out.push_back(std::move(lh));
+  auto probes = core::counterFamily(
+      "fabricwatch_probe_fabric_probes_total",
+      "Fabric measurements of peers, by measurement (latency, bandwidth) and result (ok, "
+      "failed).");
+  addSample(probes, {{"measurement", "latency"}, {"result", "ok"}},
+            static_cast<double>(t.latency_ok));
+  addSample(probes, {{"measurement", "latency"}, {"result", "failed"}},
+            static_cast<double>(t.latency_failed));
+  addSample(probes, {{"measurement", "bandwidth"}, {"result", "ok"}},
+            static_cast<double>(t.bandwidth_ok));
+  addSample(probes, {{"measurement", "bandwidth"}, {"result", "failed"}},
+            static_cast<double>(t.bandwidth_failed));
+  out.push_back(std::move(probes));
+  auto fails = core::counterFamily(
+      "fabricwatch_probe_fabric_failures_total",
+      "Fabric probes that failed, by reason: timeout, provider (a libfabric error), declined "
+      "(the peer's fabric probe is off or has no endpoint), busy (the peer stayed busy), "
+      "channel, mismatch (the peer uses another provider).");
+  for (const char* r : {"timeout", "provider", "declined", "busy", "channel", "mismatch"}) {
+    auto it = t.failures.find(r);
+    addSample(fails, {{"reason", r}},
+              it == t.failures.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  out.push_back(std::move(fails));
+  auto errs = core::counterFamily(
+      "fabricwatch_probe_fabric_errors_total",
+      "Fabric probe failures in libfabric or timeouts, by call (op) and fi_strerror's text "
+      "(error); at most 32 pairs, then op and error \"other\".");
+  for (const auto& [key, n] : t.errors)
+    addSample(errs, {{"op", key.first}, {"error", key.second}}, static_cast<double>(n));
+  out.push_back(std::move(errs));
+  auto names = core::counterFamily(
+      "fabricwatch_probe_fabric_name_fetches_total",
+      "Endpoint names fetched from peers over the peer channel (first probe, peer restart, "
+      "peer endpoint reopened).");
+  addSample(names, {}, static_cast<double>(t.name_fetches));
+  out.push_back(std::move(names));
+  auto busy =
+      core::counterFamily("fabricwatch_probe_fabric_busy_retries_total",
+                          "Session requests repeated because the peer was serving another prober.");
+  addSample(busy, {}, static_cast<double>(t.busy_retries));
+  out.push_back(std::move(busy));
+  auto wire = core::counterFamily(
+      "fabricwatch_probe_fabric_wire_bytes_total",
+      "Payload bytes this node's fabric probes sent and received on the fabric.");
+  addSample(wire, {}, static_cast<double>(t.wire_bytes));
+  out.push_back(std::move(wire));
+  auto reopen = core::counterFamily(
+      "fabricwatch_probe_fabric_endpoint_reopens_total",
+      "Fabric endpoints closed and opened anew after a failed session, by side (prober, "
+      "responder).");
+  addSample(reopen, {{"side", "prober"}}, static_cast<double>(s.reopened));
+  addSample(reopen, {{"side", "responder"}}, static_cast<double>(s.responder.reopened));
+  out.push_back(std::move(reopen));
+  auto sessions = core::counterFamily(
+      "fabricwatch_probe_fabric_responder_sessions_total",
+      "Sessions this node's responder served for probing peers, by result (ok, failed, "
+      "declined: busy with another).");
+  addSample(sessions, {{"result", "ok"}},
+            static_cast<double>(s.responder.sessions - s.responder.failed));
+  addSample(sessions, {{"result", "failed"}}, static_cast<double>(s.responder.failed));
+  addSample(sessions, {{"result", "declined"}}, static_cast<double>(s.responder.declined_busy));
+  out.push_back(std::move(sessions));
+
+  // Per-peer series: the peers of the kind's last two runs, and the latest bandwidth round's.
+  auto up =
+      core::gaugeFamily("fabricwatch_probe_fabric_peer_up",
+                        "1 if the peer's last fabric probe measured latency, 0 if it failed.");
+  auto lat = core::gaugeFamily(
+      "fabricwatch_probe_fabric_peer_latency_seconds",
+      "One-way latency (RTT/2) to the peer in its last fabric probe, by quantile (0: min, 0.5, "
+      "0.99).");
+  for (const auto& p : view.results) {
+    const auto& r = resultAs<FabricResult>(p);
+    core::LabelPairs l{{"peer", p.peer.address}, {"peer_node", p.peer.node}};
+    addSample(up, l, r.latency ? 1 : 0);
+    if (!r.latency) continue;
+    for (auto [q, v] : {std::pair<const char*, double>{"0", r.latency->min},
+                        {"0.5", r.latency->p50},
+                        {"0.99", r.latency->p99}}) {
+      core::LabelPairs lq = l;
+      lq.emplace_back("quantile", q);
+      addSample(lat, lq, v);
+    }
+  }
+  out.push_back(std::move(up));
+  out.push_back(std::move(lat));
+  auto bw =
+      core::gaugeFamily("fabricwatch_probe_fabric_peer_bandwidth_bytes_per_second",
+                        "Bandwidth to the peer in the latest round that measured bandwidth (every "
+                        "probes.fabric.bandwidth_interval).");
+  for (const auto& b : t.bandwidth)
+    addSample(bw, {{"peer", b.peer.address}, {"peer_node", b.peer.node}}, b.bytes_per_second);
+  out.push_back(std::move(bw));
+}
+
+}  // namespace fabricwatch::probes::fabric

@@ -1,0 +1,52 @@
+#pragma once
+// The fabric kind's payloads on the peer channel (FrameType::kFabric*, 16-19, frame.h). The channel
+// authenticates them and binds each reply to its request; these are the bytes inside.
+//   hello:   the prober names its provider; the reply carries the responder's provider,
+//            fabric, endpoint name (the address to insert into an AV) and epoch (new whenever
+//            the responder reopened its endpoint, so a cached name is known stale).
+//   session: the prober asks the responder to take part in one measurement (pingpong.h's
+//            SessionSpec) with the prober's endpoint name; the reply carries the responder's
+//            epoch. A busy responder declines (the channel's declined frame).
+// Endpoint names are binary (a sockaddr, an EFA GID and QPN ...), at most 253 bytes.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "probes/kinds/fabric/pingpong.h"
+#include "probes/mesh/frame.h"
+
+namespace fabricwatch::probes::fabric {
+
+struct FabricHello {
+  std::string provider;
+};
+
+struct FabricHelloReply {
+  std::string provider;
+  std::string fabric;
+  uint64_t epoch = 0;
+  std::string name;
+};
+
+struct FabricSessionRequest {
+  fabric::SessionSpec spec;
+  std::string provider;
+  std::string name;  // the prober's endpoint
+};
+
+struct FabricSessionReply {
+  uint64_t epoch = 0;
+};
+
+std::string encodeFabricHello(const FabricHello& m);
+std::optional<FabricHello> decodeFabricHello(std::string_view in);
+std::string encodeFabricHelloReply(const FabricHelloReply& m);
+std::optional<FabricHelloReply> decodeFabricHelloReply(std::string_view in);
+std::string encodeFabricSessionRequest(const FabricSessionRequest& m);
+std::optional<FabricSessionRequest> decodeFabricSessionRequest(std::string_view in);
+std::string encodeFabricSessionReply(const FabricSessionReply& m);
+std::optional<FabricSessionReply> decodeFabricSessionReply(std::string_view in);
+
+}  // namespace fabricwatch::probes::fabric

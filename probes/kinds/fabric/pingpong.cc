@@ -1,0 +1,380 @@
+#include "probes/kinds/fabric/pingpong.h"
+
+#include <rdma/fi_errno.h>
+
+#include <cstring>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace fabricwatch::probes::fabric {
+namespace {
+
+using namespace std::chrono_literals;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Polls the endpoint's completion queue until the caller has what it waits for, checking the
+// clock, the deadline and the stop flag every 16 polls. It never sleeps while traffic flows (a
+// wake-up per message would be the latency it measures). When to yield the CPU depends on
+// where the other end runs, which it infers from where completions turn up:
+// - on a core of its own (the usual case; always across nodes), completions arrive while the
+//   loop spins; it yields only after 50 µs without one, so a busy node's other tasks do not
+//   take the core from a session whose answer is due within microseconds;
+// - on the same core (shm runs both ends on one node, and the kernel's wake-up placement often
+//   puts the prober and the responder's thread together), nothing arrives while it spins and
+//   the answer is there at the first poll after a yield, once the peer has run; then it yields
+//   every 16 polls without a completion, about 3 µs a message where the 50 µs spin cost 53.
+// A score over the latest completions (+1 found right after a yield, -1 found while spinning,
+// within ±8) tells the two apart and follows a migration within a few messages. After 10 ms
+// without a completion it naps 50 µs per 16 polls, so that a peer lost mid-session costs
+// little CPU until the deadline.
+class Waiter {
+ public:
+  Waiter(Endpoint& ep, Clock::time_point deadline, const std::atomic<bool>* stopping)
+      : ep_(ep), deadline_(deadline), stopping_(stopping), progress_(Clock::now()) {}
+
+  // One poll; completions go to `on`. False once the session must end (error() says why).
+  template <typename On>
+  bool poll(On&& on) {
+    Completion c[16];
+    FabricError err;
+    void* failed = nullptr;
+    ssize_t n = ep_.poll(c, 16, &err, &failed);
+    if (n < 0) {
+      error_ = std::move(err);
+      return false;
+    }
+    for (ssize_t i = 0; i < n; ++i) on(c[i]);
+    if (n > 0) {
+      moved_ = true;
+      shared_ = yielded_ ? std::min(shared_ + 1, 8) : std::max(shared_ - 1, -8);
+    }
+    yielded_ = false;
+    if ((++polls_ & 15) != 0) return true;
+    auto now = Clock::now();
+    const bool moved = moved_;
+    if (moved) progress_ = now;
+    moved_ = false;
+    if (now >= deadline_) {
+      error_ = FabricError{"completion", 0, "timed out", "no completion before the deadline"};
+      return false;
+    }
+    if (stopping_ && stopping_->load(std::memory_order_relaxed)) {
+      error_ = FabricError{"completion", 0, "stopped", "fabricwatch is stopping"};
+      return false;
+    }
+    auto idle = now - progress_;
+    if (idle > 10ms) {
+      std::this_thread::sleep_for(50us);
+    } else if (!moved && (shared_ > 0 || idle > 50us)) {
+      std::this_thread::yield();
+      yielded_ = true;
+    }
+    return true;
+  }
+
+  // Retries a post while the provider says -FI_EAGAIN, polling in between for progress.
+  template <typename Post, typename On>
+  bool post(const char* op, Post&& p, On&& on) {
+    while (true) {
+      ssize_t r = p();
+      if (r == 0) return true;
+      if (r != -FI_EAGAIN) {
+        error_ = libfabricError(op, static_cast<int>(r));
+        return false;
+      }
+      if (!poll(on)) return false;
+    }
+  }
+
+  std::optional<FabricError>& error() { return error_; }
+
+ private:
+  Endpoint& ep_;
+  Clock::time_point deadline_;
+  const std::atomic<bool>* stopping_;
+  Clock::time_point progress_;
+  uint64_t polls_ = 0;
+  bool moved_ = false;    // a completion since the last clock check
+  bool yielded_ = false;  // the last poll came right after a yield
+  int shared_ = 0;        // > 0: the peer seems to share this core (see above)
+  std::optional<FabricError> error_;
+};
+
+// After a failed session: cancels what is still posted and reads the completion queue until
+// those operations have completed (canceled, or failed with the peer) or `grace` has passed,
+// so that nothing of the session is in flight when its buffers and contexts go and the
+// endpoint closes (rxm's endpoint close crashes on receives it is still serving).
+void quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace) {
+  if (ep.closed()) return;
+  for (void* ctx : posted) ep.cancel(ctx);
+  std::vector<void*> left = posted;
+  auto end = Clock::now() + grace;
+  while (!left.empty() && Clock::now() < end) {
+    Completion c[16];
+    FabricError err;
+    void* failed = nullptr;
+    ssize_t n = ep.poll(c, 16, &err, &failed);
+    if (n < 0 && failed) std::erase(left, failed);
+    for (ssize_t i = 0; i < n; ++i) std::erase(left, c[i].context);
+    if (n == 0) std::this_thread::sleep_for(100us);
+  }
+}
+
+bool ours(const Buffer& b, size_t len, uint64_t id, uint64_t* seq) {
+  uint64_t got = 0;
+  return readHeader(b.payload(), len, &got, seq) && got == id;
+}
+
+}  // namespace
+
+const char* sessionKindName(SessionKind k) {
+  return k == SessionKind::kBandwidth ? "bandwidth" : "latency";
+}
+
+std::optional<std::string> checkSpec(const SessionSpec& s, size_t max_msg_size) {
+  if (s.kind != SessionKind::kLatency && s.kind != SessionKind::kBandwidth)
+    return "unknown session kind";
+  if (s.size < kHeaderBytes || s.size > kMaxMessage || s.size > max_msg_size)
+    return "message size " + std::to_string(s.size) + " outside [16, " +
+           std::to_string(std::min(kMaxMessage, max_msg_size)) + "]";
+  if (s.count == 0 || s.count > 100000)
+    return "count " + std::to_string(s.count) + " outside [1, 100000]";
+  if (s.kind == SessionKind::kBandwidth && (s.window == 0 || s.window > 256))
+    return "window " + std::to_string(s.window) + " outside [1, 256]";
+  uint64_t bytes = uint64_t{s.size} * s.count * (s.kind == SessionKind::kBandwidth ? s.window : 1);
+  if (bytes > (uint64_t{4} << 30))
+    return "session of " + std::to_string(bytes) + " bytes over 4 GiB";
+  if (s.timeout_ms == 0 || s.timeout_ms > 60000) return "timeout outside [1ms, 60s]";
+  return std::nullopt;
+}
+
+uint64_t randomSessionId() {
+  static std::mutex mu;
+  static std::random_device rd;
+  std::lock_guard lock(mu);
+  return (uint64_t{rd()} << 32) ^ rd();
+}
+
+void writeHeader(char* payload, uint64_t id, uint64_t seq) {
+  std::memcpy(payload, &id, 8);
+  std::memcpy(payload + 8, &seq, 8);
+}
+
+bool readHeader(const char* payload, size_t len, uint64_t* id, uint64_t* seq) {
+  if (len < kHeaderBytes) return false;
+  std::memcpy(id, payload, 8);
+  std::memcpy(seq, payload + 8, 8);
+  return true;
+}
+
+Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr_t peer,
+                       const SessionSpec& spec, uint32_t warmup, Clock::time_point deadline,
+                       const std::atomic<bool>* stopping) {
+  Measurement m;
+  if (spec.count > warmup) m.rtt_seconds.reserve(spec.count - warmup);
+  Waiter w(ep, deadline, stopping);
+  fi_context2 rx_ctx{}, tx_ctx{};
+  bool got_rx = false, got_tx = false;
+  size_t rx_len = 0;
+  auto on = [&](const Completion& c) {
+    if (c.context == &rx_ctx) {
+      got_rx = true;
+      rx_len = c.len;
+    } else if (c.context == &tx_ctx) {
+      got_tx = true;
+    }
+  };
+  const bool inject = ep.canInject(spec.size);
+  auto post_rx = [&] {
+    return w.post(
+        "fi_recv", [&] { return ep.postRecv(rx, spec.size, &rx_ctx); }, on);
+  };
+  auto fail = [&] {
+    m.error = w.error();
+    quiesce(ep, {&rx_ctx, &tx_ctx}, std::chrono::milliseconds(100));
+    return m;
+  };
+  if (!post_rx()) return fail();
+  Clock::time_point start{}, t1{};
+  for (uint32_t i = 0; i < spec.count; ++i) {
+    writeHeader(tx.payload(), spec.id, i);
+    if (i == warmup) start = Clock::now();
+    const Clock::time_point t0 = Clock::now();
+    got_rx = false;
+    got_tx = inject;
+    bool ok = inject
+                  ? w.post(
+                        "fi_inject", [&] { return ep.inject(tx, spec.size, peer); }, on)
+                  : w.post(
+                        "fi_send", [&] { return ep.postSend(tx, spec.size, peer, &tx_ctx); }, on);
+    while (ok && !(got_rx && got_tx)) {
+      ok = w.poll(on);
+      uint64_t seq = 0;
+      if (ok && got_rx && !(ours(rx, rx_len, spec.id, &seq) && seq == i)) {
+        ++m.stray;  // not this ping's pong: wait on
+        got_rx = false;
+        ok = post_rx();
+      }
+    }
+    if (!ok) return fail();
+    t1 = Clock::now();
+    if (i >= warmup) m.rtt_seconds.push_back(seconds(t1 - t0));
+    ++m.completed;
+    if (i + 1 < spec.count && !post_rx()) return fail();
+  }
+  if (spec.count > warmup) m.elapsed_seconds = seconds(t1 - start);
+  return m;
+}
+
+Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr_t peer,
+                         const SessionSpec& spec, uint32_t warmup, Clock::time_point deadline,
+                         const std::atomic<bool>* stopping) {
+  Measurement m;
+  Waiter w(ep, deadline, stopping);
+  std::vector<fi_context2> tx_ctx(spec.window);
+  fi_context2 ack_ctx{};
+  uint32_t sent_done = 0;
+  bool got_ack = false;
+  size_t ack_len = 0;
+  auto on = [&](const Completion& c) {
+    if (c.context == &ack_ctx) {
+      got_ack = true;
+      ack_len = c.len;
+    } else {
+      ++sent_done;  // one of this window's sends
+    }
+  };
+  auto post_ack = [&] {
+    return w.post(
+        "fi_recv", [&] { return ep.postRecv(rx, kHeaderBytes, &ack_ctx); }, on);
+  };
+  auto fail = [&] {
+    m.error = w.error();
+    std::vector<void*> posted = {&ack_ctx};
+    for (auto& c : tx_ctx) posted.push_back(&c);
+    quiesce(ep, posted, std::chrono::milliseconds(100));
+    return m;
+  };
+  if (!post_ack()) return fail();
+  Clock::time_point start{}, end{};
+  for (uint32_t win = 0; win < spec.count; ++win) {
+    if (win == warmup) start = Clock::now();
+    writeHeader(tx.payload(), spec.id, win);
+    sent_done = 0;
+    got_ack = false;
+    bool ok = true;
+    for (uint32_t j = 0; ok && j < spec.window; ++j)
+      ok = w.post(
+          "fi_send", [&] { return ep.postSend(tx, spec.size, peer, &tx_ctx[j]); }, on);
+    while (ok && !(got_ack && sent_done >= spec.window)) {
+      ok = w.poll(on);
+      uint64_t seq = 0;
+      if (ok && got_ack && !(ours(rx, ack_len, spec.id, &seq) && seq == win)) {
+        ++m.stray;
+        got_ack = false;
+        ok = post_ack();
+      }
+    }
+    if (!ok) return fail();
+    end = Clock::now();
+    ++m.completed;
+    if (win >= warmup) m.bytes += uint64_t{spec.size} * spec.window;
+    if (win + 1 < spec.count && !post_ack()) return fail();
+  }
+  if (spec.count > warmup) m.elapsed_seconds = seconds(end - start);
+  return m;
+}
+
+// --- responder ---
+
+ResponderSession::ResponderSession(Endpoint& ep, const SessionSpec& spec, fi_addr_t client)
+    : ep_(ep), spec_(spec), client_(client) {}
+
+ResponderSession::~ResponderSession() = default;
+
+std::optional<FabricError> ResponderSession::prepare() {
+  std::optional<FabricError> err;
+  bool bw = spec_.kind == SessionKind::kBandwidth;
+  rx_ = ep_.allocate(spec_.size, err);
+  if (!rx_) return err;
+  tx_ = ep_.allocate(bw ? kHeaderBytes : spec_.size, err);
+  if (!tx_) return err;
+  rx_ctx_.assign(bw ? spec_.window : 1, fi_context2{});
+  for (auto& ctx : rx_ctx_) {
+    ssize_t r = ep_.postRecv(*rx_, spec_.size, &ctx);
+    if (r) return libfabricError("fi_recv", static_cast<int>(r));
+  }
+  return std::nullopt;
+}
+
+Measurement ResponderSession::respond(Clock::time_point deadline,
+                                      const std::atomic<bool>* stopping) {
+  Measurement m;
+  Waiter w(ep_, deadline, stopping);
+  const bool bw = spec_.kind == SessionKind::kBandwidth;
+  const size_t reply_len = bw ? kHeaderBytes : spec_.size;
+  const bool inject = ep_.canInject(reply_len);
+  std::vector<fi_context2*> received;  // receive completions not yet handled
+  bool tx_done = false;
+  auto on = [&](const Completion& c) {
+    if (c.context == &tx_ctx_) {
+      tx_done = true;
+      return;
+    }
+    // Only the contexts it posted complete here; the length tells a whole message.
+    uint64_t id = 0, seq = 0;
+    bool mine =
+        c.len >= kHeaderBytes && readHeader(rx_->payload(), c.len, &id, &seq) && id == spec_.id;
+    if (mine) {
+      received.push_back(static_cast<fi_context2*>(c.context));
+    } else {
+      ++m.stray;
+      ssize_t r = ep_.postRecv(*rx_, spec_.size, c.context);  // put the buffer back
+      if (r && !w.error()) w.error() = libfabricError("fi_recv", static_cast<int>(r));
+    }
+  };
+  auto repost = [&](fi_context2* ctx) {
+    return w.post(
+        "fi_recv", [&] { return ep_.postRecv(*rx_, spec_.size, ctx); }, on);
+  };
+  auto fail = [&] {
+    m.error = w.error();
+    std::vector<void*> posted = {&tx_ctx_};
+    for (auto& c : rx_ctx_) posted.push_back(&c);
+    quiesce(ep_, posted, std::chrono::milliseconds(100));
+    return m;
+  };
+  const uint32_t per_step = bw ? spec_.window : 1;
+  for (uint32_t step = 0; step < spec_.count; ++step) {
+    while (received.size() < per_step) {
+      if (!w.poll(on) || w.error()) return fail();
+    }
+    uint64_t id = 0, seq = step;
+    if (!bw) readHeader(rx_->payload(), spec_.size, &id, &seq);  // echo the ping's number
+    bool ok = true;
+    if (step + 1 < spec_.count) {
+      std::vector<fi_context2*> again(received.begin(), received.begin() + per_step);
+      received.erase(received.begin(), received.begin() + per_step);
+      for (auto* ctx : again) ok = ok && repost(ctx);
+    } else {
+      received.clear();
+    }
+    writeHeader(tx_->payload(), spec_.id, seq);
+    tx_done = inject;
+    if (ok)
+      ok = inject ? w.post(
+                        "fi_inject", [&] { return ep_.inject(*tx_, reply_len, client_); }, on)
+                  : w.post(
+                        "fi_send", [&] { return ep_.postSend(*tx_, reply_len, client_, &tx_ctx_); },
+                        on);
+    while (ok && !tx_done) ok = w.poll(on);
+    if (!ok) return fail();
+    ++m.completed;
+    if (bw) m.bytes += uint64_t{spec_.size} * spec_.window;
+  }
+  return m;
+}
+
+}  // namespace fabricwatch::probes::fabric

@@ -1,0 +1,210 @@
+#include "probes/kinds/fabric/responder.h"
+
+#include "core/log.h"
+
+namespace fabricwatch::probes::fabric {
+namespace {
+
+constexpr size_t kMaxClients = 256;  // addresses kept in the responder's AV
+constexpr auto kRetryOpen = std::chrono::seconds(30);
+
+}  // namespace
+
+Responder::Responder(EndpointOptions opts, std::chrono::milliseconds max_session)
+    : opts_(std::move(opts)), max_session_(max_session) {}
+
+Responder::~Responder() { stop(); }
+
+void Responder::start() {
+  std::lock_guard lock(mu_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  stop_flag_ = false;
+  busy_ = true;  // until the endpoint is open
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Responder::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+    stop_flag_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  std::lock_guard lock(mu_);
+  if (ep_) ep_->closeEndpoint();  // a prepared session's receives end before its buffers go
+  session_.reset();
+  addrs_.clear();
+  lru_.clear();
+  ep_.reset();
+}
+
+bool Responder::waitOpen(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return attempted_; }) && ep_ != nullptr;
+}
+
+void Responder::reopen() {
+  std::unique_ptr<Endpoint> old;
+  {
+    std::lock_guard lock(mu_);
+    busy_ = true;
+    if (ep_) ep_->closeEndpoint();
+    session_.reset();
+    addrs_.clear();
+    lru_.clear();
+    old = std::move(ep_);
+  }
+  old.reset();
+  ProviderFacts facts;
+  std::optional<FabricError> err;
+  auto ep = Endpoint::open(opts_, facts, err);
+  if (err)
+    core::log::warn("fabric", "responder endpoint unavailable", {{"error", err->message()}});
+  else
+    core::log::info("fabric", "responder endpoint open",
+                    {{"provider", facts.provider}, {"domain", facts.domain}});
+  {
+    std::lock_guard lock(mu_);
+    ep_ = std::move(ep);
+    facts_ = std::move(facts);
+    open_error_ = std::move(err);
+    ++epoch_;
+    attempted_ = true;
+    busy_ = false;
+  }
+  cv_.notify_all();
+}
+
+void Responder::loop() {
+  reopen();
+  auto next_open = Clock::now() + kRetryOpen;
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    cv_.wait_until(lock, next_open,
+                   [this] { return stopping_ || session_ != nullptr || want_reopen_; });
+    if (stopping_) break;
+    if (want_reopen_) {
+      want_reopen_ = false;
+      lock.unlock();
+      reopen();
+      lock.lock();
+      continue;
+    }
+    if (!session_) {
+      if (!ep_ && Clock::now() >= next_open) {
+        lock.unlock();
+        reopen();
+        lock.lock();
+      }
+      if (Clock::now() >= next_open) next_open = Clock::now() + kRetryOpen;
+      continue;
+    }
+    // The session runs without the lock; busy_ keeps begin() away from the endpoint.
+    auto session = std::move(session_);
+    SessionSpec spec = spec_;
+    auto limit = std::min(std::chrono::milliseconds(spec.timeout_ms), max_session_);
+    lock.unlock();
+    core::log::debug("fabric", "responder session started",
+                     {{"kind", sessionKindName(spec.kind)},
+                      {"size", std::to_string(spec.size)},
+                      {"count", std::to_string(spec.count)}});
+    Measurement m = session->respond(Clock::now() + limit, &stop_flag_);
+    if (m.error) ep_->closeEndpoint();  // its receives may still be posted: end them first
+    session.reset();
+    if (m.error && !stop_flag_) {
+      core::log::debug("fabric", "responder session failed",
+                       {{"kind", sessionKindName(spec.kind)}, {"error", m.error->message()}});
+      reopen();
+    }
+    lock.lock();
+    ++stats_.sessions;
+    stats_.stray += m.stray;
+    if (m.error) {
+      ++stats_.failed;
+      ++stats_.reopened;
+      stats_.last_error = m.error;
+    }
+    busy_ = false;
+  }
+}
+
+Responder::Hello Responder::hello() {
+  std::lock_guard lock(mu_);
+  Hello h;
+  h.facts = facts_;
+  h.epoch = epoch_;
+  if (!ep_) {
+    h.unavailable = open_error_ ? open_error_->message() : "endpoint not open yet";
+    return h;
+  }
+  h.name = ep_->name();
+  return h;
+}
+
+std::optional<fi_addr_t> Responder::addressLocked(const std::string& name,
+                                                  std::optional<FabricError>& err) {
+  auto it = addrs_.find(name);
+  if (it != addrs_.end()) {
+    lru_.splice(lru_.end(), lru_, it->second.second);
+    return it->second.first;
+  }
+  if (addrs_.size() >= kMaxClients) {
+    auto old = addrs_.find(lru_.front());
+    ep_->remove(old->second.first);
+    addrs_.erase(old);
+    lru_.pop_front();
+  }
+  auto addr = ep_->insert(name, err);
+  if (!addr) return std::nullopt;
+  lru_.push_back(name);
+  addrs_[name] = {*addr, std::prev(lru_.end())};
+  return addr;
+}
+
+std::variant<uint64_t, std::string> Responder::begin(const SessionSpec& spec,
+                                                     const std::string& client_name) {
+  std::unique_lock lock(mu_);
+  if (!ep_ && !busy_)
+    return std::string("endpoint unavailable: ") +
+           (open_error_ ? open_error_->message() : "not open yet");
+  if (busy_ || stopping_) {
+    ++stats_.declined_busy;
+    return std::string("busy");
+  }
+  if (auto bad = checkSpec(spec, facts_.max_msg_size)) return "bad session: " + *bad;
+  std::optional<FabricError> err;
+  auto addr = addressLocked(client_name, err);
+  if (!addr) return "cannot reach the prober's endpoint: " + err->message();
+  auto session = std::make_unique<ResponderSession>(*ep_, spec, *addr);
+  if (auto e = session->prepare()) {
+    // Whatever it posted stays on the endpoint: the responder's thread opens a new one. The
+    // endpoint closes first (no more data into the buffers), then the buffers, while their
+    // domain is still open.
+    ep_->closeEndpoint();
+    session.reset();
+    ++stats_.failed;
+    ++stats_.reopened;
+    stats_.last_error = e;
+    want_reopen_ = true;
+    busy_ = true;
+    lock.unlock();
+    cv_.notify_all();
+    return "cannot prepare the session: " + e->message();
+  }
+  session_ = std::move(session);
+  spec_ = spec;
+  busy_ = true;
+  uint64_t epoch = epoch_;
+  lock.unlock();
+  cv_.notify_all();
+  return epoch;
+}
+
+ResponderStats Responder::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+}  // namespace fabricwatch::probes::fabric

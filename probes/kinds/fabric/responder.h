@@ -1,0 +1,89 @@
+#pragma once
+// The probed side of the fabric probe: this node's responder endpoint, opened once (on the
+// responder's own thread) and kept, and one session at a time on it. The peer channel's
+// handlers call hello() (what a prober needs to reach the endpoint) and begin() (take part in a
+// session: decline when busy); the session itself runs on the responder's thread, bounded by
+// its timeout. After a failed session the endpoint is closed and opened anew, so nothing of the
+// session survives it; its epoch then changes, and probers fetch its new name.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "probes/kinds/fabric/endpoint.h"
+#include "probes/kinds/fabric/pingpong.h"
+
+namespace fabricwatch::probes::fabric {
+
+struct ResponderStats {
+  uint64_t sessions = 0, failed = 0, declined_busy = 0, reopened = 0, stray = 0;
+  std::optional<FabricError> last_error;
+};
+
+class Responder {
+ public:
+  // max_session: a session's limit, whatever the prober asks.
+  Responder(EndpointOptions opts, std::chrono::milliseconds max_session);
+  ~Responder();
+  Responder(const Responder&) = delete;
+  Responder& operator=(const Responder&) = delete;
+
+  // Starts the thread, which opens the endpoint; wait() blocks until the first attempt ended.
+  void start();
+  void stop();
+  bool waitOpen(std::chrono::milliseconds timeout);
+
+  struct Hello {
+    std::optional<std::string> unavailable;  // why there is no endpoint (yet)
+    ProviderFacts facts;
+    std::string name;  // the endpoint's address
+    uint64_t epoch = 0;
+  };
+  Hello hello();
+
+  // Accepts a session from a prober whose endpoint is `client_name`: its first receives are
+  // posted when this returns the epoch; otherwise the reason it was declined.
+  std::variant<uint64_t, std::string> begin(const SessionSpec& spec,
+                                            const std::string& client_name);
+
+  ResponderStats stats() const;
+
+ private:
+  void loop();
+  // Closes the endpoint (and with it whatever a session left in flight) and opens a new one,
+  // without holding mu_ while libfabric works: the channel's handlers never wait on it.
+  void reopen();
+  std::optional<fi_addr_t> addressLocked(const std::string& name, std::optional<FabricError>& err);
+
+  EndpointOptions opts_;
+  std::chrono::milliseconds max_session_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  bool attempted_ = false;    // the first open has ended (ok or not)
+  bool busy_ = false;         // a session is prepared or running, or the endpoint is reopening
+  bool want_reopen_ = false;  // a session failed to prepare: its receives are still posted
+  std::atomic<bool> stop_flag_{false};
+  std::unique_ptr<Endpoint> ep_;
+  ProviderFacts facts_;
+  std::optional<FabricError> open_error_;
+  uint64_t epoch_ = 0;
+  // Clients' addresses in the endpoint's AV, least recently used first (bounded).
+  std::list<std::string> lru_;
+  std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
+  std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
+  SessionSpec spec_;
+  ResponderStats stats_;
+  std::thread thread_;
+};
+
+}  // namespace fabricwatch::probes::fabric

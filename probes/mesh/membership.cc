@@ -1,0 +1,135 @@
+#include "probes/mesh/membership.h"
+
+#include <sys/stat.h>
+
+#include <sstream>
+
+#include "core/host_fs.h"
+#include "probes/mesh/net_util.h"
+
+namespace fabricwatch::probes {
+
+const char* memberStateName(MemberState s) {
+  switch (s) {
+    case MemberState::kPending:
+      return "pending";
+    case MemberState::kActive:
+      return "active";
+    case MemberState::kSelf:
+      return "self";
+  }
+  return "pending";
+}
+
+core::Result<std::vector<std::string>> DnsSource::list() {
+  DnsResult r = resolver_(name_, timeout_);
+  if (!r.ok) return core::Error{"dns " + name_ + ": " + r.error};
+  std::vector<std::string> out;
+  for (const auto& a : r.addresses) out.push_back(joinHostPort(a, port_));
+  return out;
+}
+
+core::Result<std::vector<std::string>> parsePeersFile(std::string_view text) {
+  std::vector<std::string> out;
+  std::istringstream in{std::string(text)};
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    auto b = line.find_first_not_of(" \t\r");
+    if (b == std::string::npos) continue;
+    auto e = line.find_last_not_of(" \t\r");
+    std::string ep = line.substr(b, e - b + 1);
+    if (!splitHostPort(ep) || ep[0] == ':')
+      return core::Error{"line " + std::to_string(n) + ": \"" + ep + "\" is not HOST:PORT"};
+    out.push_back(ep);
+  }
+  return out;
+}
+
+core::Result<std::vector<std::string>> FileSource::list() {
+  struct stat st {};
+  if (::stat(path_.c_str(), &st) != 0) {
+    stamp_.reset();
+    return core::Error{"file " + path_ + ": cannot stat"};
+  }
+  Stamp s{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
+          static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+  if (stamp_ && *stamp_ == s) return cached_;
+  auto text = core::readRegularFile(path_, 16 << 20);
+  if (!text) return core::Error{"file " + path_ + ": " + text.error().message};
+  auto parsed = parsePeersFile(*text);
+  if (!parsed) return core::Error{"file " + path_ + ": " + parsed.error().message};
+  cached_ = std::move(*parsed);
+  stamp_ = s;
+  return cached_;
+}
+
+Membership::Membership(std::vector<std::unique_ptr<MembershipSource>> sources,
+                       std::chrono::milliseconds grace)
+    : sources_(std::move(sources)), last_lists_(sources_.size()), grace_(grace) {}
+
+std::vector<std::string> Membership::refresh(SteadyTime now) {
+  // List outside the lock: a DNS lookup may take up to its timeout.
+  std::vector<std::string> errors;
+  std::vector<std::pair<std::string, std::vector<std::string>>> lists;
+  for (size_t i = 0; i < sources_.size(); ++i) {
+    auto r = sources_[i]->list();
+    if (r)
+      last_lists_[i] = std::move(*r);
+    else
+      errors.push_back(sources_[i]->kind() + ": " + r.error().message);
+    lists.emplace_back(sources_[i]->kind(), last_lists_[i]);
+  }
+  std::lock_guard lock(mu_);
+  for (auto& [_, m] : members_) m.sources.clear();
+  for (const auto& [kind, list] : lists) {
+    for (const auto& addr : list) {
+      auto [it, inserted] = members_.try_emplace(addr);
+      Member& m = it->second;
+      if (inserted) {
+        m.address = addr;
+        m.first_seen = now;
+      }
+      m.sources.insert(kind);
+      m.last_listed = now;
+    }
+  }
+  std::erase_if(members_, [&](const auto& kv) { return now - kv.second.last_listed > grace_; });
+  return errors;
+}
+
+void Membership::markAnswered(const std::string& address, const std::string& node,
+                              const std::string& group, bool is_self) {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(address);
+  if (it == members_.end()) return;
+  it->second.state = is_self ? MemberState::kSelf : MemberState::kActive;
+  it->second.node = node;
+  it->second.group = group;
+}
+
+void Membership::markSelf(const std::string& address) {
+  std::lock_guard lock(mu_);
+  auto it = members_.find(address);
+  if (it != members_.end()) it->second.state = MemberState::kSelf;
+}
+
+std::vector<Member> Membership::members() const {
+  std::lock_guard lock(mu_);
+  std::vector<Member> out;
+  for (const auto& [_, m] : members_) out.push_back(m);
+  return out;
+}
+
+std::vector<std::string> Membership::addresses(MemberState state) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [a, m] : members_)
+    if (m.state == state) out.push_back(a);
+  return out;
+}
+
+}  // namespace fabricwatch::probes

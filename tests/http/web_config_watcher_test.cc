@@ -1,0 +1,284 @@
+// --web.config.file kept in step with the file: reloads on change, the last good file kept, and
+// the HTTP server answering scrapes while reloads swap its TLS context and users. The latter
+// runs in the TSan suite (scripts/dev test --sanitize=thread), where a connection or handler
+// reading security state a reload replaces without synchronisation is a reported race.
+#include "http/web_config_watcher.h"
+
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <openssl/ssl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/openssl.h"
+#include "http/http_server.h"
+#include "http/web_security.h"
+#include "tests/support/tcp_client.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/test_pki.h"
+
+namespace fabricwatch::http {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TestPki;
+
+const std::string& kWatcherAlice = testing::kAliceHash;                          // alice123
+const std::string& kWatcherBob = testing::kBobHash;                              // bob123
+const std::string kAliceAuth = "Authorization: Basic YWxpY2U6YWxpY2UxMjM=\r\n";  // alice:alice123
+const std::string kBobAuth = "Authorization: Basic Ym9iOmJvYjEyMw==\r\n";        // bob:bob123
+
+const std::string kWatcherTls =
+    "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+
+TestPki& watcherPki() { return TestPki::shared(); }
+
+// The status of an HTTP response ("HTTP/1.1 200 OK..." -> 200), 0 when there is none.
+int statusOf(const std::string& response) {
+  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return 0;
+  return std::atoi(response.substr(9, 3).c_str());
+}
+
+// The client's side of OpenSSL, which fabricwatch (a server) never calls, so it has no
+// trampolines for them (core/openssl_functions.h): resolved from the loaded library. SSL_new and
+// the rest of what both sides call go through fabricwatch's own.
+struct ClientCalls {
+  decltype(&::TLS_client_method) client_method = nullptr;
+  decltype(&::SSL_connect) connect = nullptr;
+  decltype(&::SSL_read) read = nullptr;
+  decltype(&::SSL_write) write = nullptr;
+};
+
+const ClientCalls& clientCalls() {
+  static const ClientCalls calls = [] {
+    ClientCalls c;
+    if (!core::openssl::require("the tests' TLS client")) return c;
+    auto get = [](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(core::openssl::symbol(name));
+    };
+    get(c.client_method, "TLS_client_method");
+    get(c.connect, "SSL_connect");
+    get(c.read, "SSL_read");
+    get(c.write, "SSL_write");
+    return c;
+  }();
+  return calls;
+}
+
+// A blocking TLS client in process (no certificate check: the server's identity is not what
+// these tests are about), for requests on one connection.
+class TlsClient {
+ public:
+  explicit TlsClient(int port) : calls_(clientCalls()) {
+    if (!calls_.client_method || !calls_.connect || !calls_.read || !calls_.write) return;
+    ctx_ = SSL_CTX_new(calls_.client_method());
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    timeval tv{10, 0};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    if (!ctx_ || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
+    ssl_ = SSL_new(ctx_);
+    SSL_set_fd(ssl_, fd_);
+    ok_ = calls_.connect(ssl_) == 1;
+  }
+  ~TlsClient() {
+    if (ssl_) SSL_free(ssl_);
+    if (fd_ >= 0) close(fd_);
+    if (ctx_) SSL_CTX_free(ctx_);
+  }
+  TlsClient(const TlsClient&) = delete;
+  TlsClient& operator=(const TlsClient&) = delete;
+
+  // One GET on this connection: the response's status, 0 when none came.
+  int get(const std::string& path, const std::string& headers) {
+    if (!ok_) return 0;
+    std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n";
+    if (calls_.write(ssl_, req.data(), static_cast<int>(req.size())) <= 0) return 0;
+    std::string in;
+    char buf[4096];
+    while (true) {
+      auto end = in.find("\r\n\r\n");
+      long len = testing::contentLength(in);
+      if (end != std::string::npos && len >= 0 && in.size() >= end + 4 + len) break;
+      int n = calls_.read(ssl_, buf, sizeof buf);
+      if (n <= 0) return 0;
+      in.append(buf, static_cast<size_t>(n));
+    }
+    return statusOf(in);
+  }
+
+ private:
+  const ClientCalls& calls_;
+  SSL_CTX* ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
+  int fd_ = -1;
+  bool ok_ = false;
+};
+
+TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
+  ASSERT_EQ(watcherPki().error, "");
+  testing::TempDir dir;
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt");
+  std::filesystem::copy_file(watcherPki().server_key, dir.path() + "/server.key");
+  std::string file =
+      dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
+  std::shared_ptr<const WebSecurity> applied;
+  std::vector<bool> reports;
+  std::mutex mu;
+  WebConfigWatcher w(
+      file,
+      [&](std::shared_ptr<const WebSecurity> s) {
+        std::lock_guard lock(mu);
+        applied = std::move(s);
+      },
+      [&](bool ok) {
+        std::lock_guard lock(mu);
+        reports.push_back(ok);
+      });
+  ASSERT_TRUE(w.load());
+  auto first = w.current();
+  ASSERT_TRUE(first && first->basicAuth());
+  EXPECT_FALSE(w.reloadIfChanged()) << "nothing changed";
+
+  // A new user: picked up by the polling thread.
+  dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice +
+                           "\n  bob: " + kWatcherBob + "\n");
+  w.start(20ms);
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (w.current() == first && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  w.stop();
+  ASSERT_NE(w.current(), first);
+  EXPECT_EQ(w.current()->basicAuth()->users(), 2u);
+  auto good = w.current();
+
+  // A bad file keeps the last good one, and says so.
+  dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: notahash\n");
+  EXPECT_FALSE(w.reloadIfChanged());
+  EXPECT_EQ(w.current(), good);
+  // So does a file that would turn TLS off.
+  dir.write("web.yml", "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
+  EXPECT_FALSE(w.reloadIfChanged());
+  EXPECT_EQ(w.current(), good);
+  // A changed certificate (cert-manager renewing the Secret) is a change too.
+  dir.write("web.yml", kWatcherTls);
+  EXPECT_TRUE(w.reloadIfChanged());
+  auto renewed = w.current();
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt",
+                             std::filesystem::copy_options::overwrite_existing);
+  std::ofstream(dir.path() + "/server.crt", std::ios::app) << "\n";
+  EXPECT_TRUE(w.reloadIfChanged());
+  EXPECT_NE(w.current(), renewed);
+  std::lock_guard lock(mu);
+  EXPECT_EQ(applied, w.current());
+  EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, true, true}));
+}
+
+// A Secret update swaps the files under the daemon by rename; the watcher sees a new inode.
+void replace(const testing::TempDir& dir, const std::string& name, const std::string& text) {
+  dir.write(name + ".new", text);
+  std::filesystem::rename(dir.path() + "/" + name + ".new", dir.path() + "/" + name);
+}
+
+// Reloads of the web configuration while clients scrape over TLS with basic auth: on new
+// connections (a handshake under whichever context is current), on a keep-alive connection
+// (which keeps the context it was accepted under) and with a user who comes and goes. alice is
+// in every version of the file: she is always let in; bob is let in or refused, never anything
+// else. Each new version has an empty credentials cache, so the password thread runs too.
+TEST(WebConfigReloadTest, ScrapesAreAnsweredWhileReloadsSwapTlsAndUsers) {
+  ASSERT_EQ(watcherPki().error, "");
+  testing::TempDir dir;
+  std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt");
+  std::filesystem::copy_file(watcherPki().server_key, dir.path() + "/server.key");
+  const std::string alice_only =
+      kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n";
+  const std::string both = alice_only + "  bob: " + kWatcherBob + "\n";
+  std::string file = dir.write("web.yml", alice_only);
+
+  HttpServer server;
+  server.route("/metrics", [](const HttpRequest&) {
+    HttpResponse r{200, "text/plain; version=0.0.4", "up 1\n"};
+    r.shared_body = std::make_shared<const std::string>("fabricwatch_scrape 1\n");
+    return r;
+  });
+  WebConfigWatcher w(
+      file, [&server](std::shared_ptr<const WebSecurity> s) { server.setSecurity(std::move(s)); },
+      nullptr);
+  ASSERT_TRUE(w.load());
+  HttpOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.threads = 2;
+  ASSERT_TRUE(server.start(o));
+  w.start(5ms);
+
+  std::atomic<bool> done{false};
+  std::atomic<int> answered{0};
+  std::mutex mu;
+  std::vector<std::string> wrong;
+  auto fail = [&](const std::string& what) {
+    std::lock_guard lock(mu);
+    wrong.push_back(what);
+  };
+  auto fresh = [&] {  // a new connection per scrape
+    while (!done) {
+      int s = TlsClient(server.port()).get("/metrics", kAliceAuth);
+      if (s != 200) fail("alice on a new connection: " + std::to_string(s));
+      ++answered;
+    }
+  };
+  auto kept = [&] {  // one keep-alive connection
+    TlsClient c(server.port());
+    while (!done) {
+      int s = c.get("/metrics", kAliceAuth);
+      if (s != 200) fail("alice on a kept connection: " + std::to_string(s));
+      ++answered;
+    }
+  };
+  auto bob = [&] {
+    while (!done) {
+      int s = TlsClient(server.port()).get("/metrics", kBobAuth);
+      if (s != 200 && s != 401) fail("bob: " + std::to_string(s));
+    }
+  };
+  std::vector<std::thread> clients;
+  clients.emplace_back(fresh);
+  clients.emplace_back(kept);
+  clients.emplace_back(bob);
+
+  constexpr int kReloads = 10;
+  bool reloaded = true;
+  for (int i = 1; i <= kReloads && reloaded; ++i) {
+    auto before = w.current();
+    replace(dir, "web.yml", i % 2 ? both : alice_only);
+    auto end = std::chrono::steady_clock::now() + 30s;
+    while (w.current() == before && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(2ms);
+    reloaded = w.current() != before;
+    EXPECT_TRUE(reloaded) << "reload " << i << " was not picked up";
+    // Let scrapes run under each version.
+    int seen = answered.load();
+    end = std::chrono::steady_clock::now() + 30s;
+    while (answered.load() < seen + 3 && std::chrono::steady_clock::now() < end)
+      std::this_thread::sleep_for(2ms);
+  }
+  done = true;
+  for (auto& t : clients) t.join();
+  w.stop();
+  server.stop();
+  EXPECT_TRUE(wrong.empty()) << wrong.size() << " wrong answers, the first: " << wrong[0];
+  EXPECT_GT(answered.load(), kReloads * 3);
+}
+
+}  // namespace
+}  // namespace fabricwatch::http

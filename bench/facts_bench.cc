@@ -14,7 +14,7 @@
 
 #include "core/snapshot.h"
 #include "facts/kept_file.h"
-#include "facts/sources.h"
+#include "probes/registry.h"
 
 namespace {
 
@@ -37,7 +37,7 @@ Value collectOnce(std::vector<std::shared_ptr<fabricwatch::core::Source>>& sourc
 // sources live on, so devices are scanned once and only what changes is read again.
 void collectAll(benchmark::State& state, const char* root_name) {
   std::string root = fixture(root_name);
-  auto sources = fabricwatch::facts::makeNodeSources();
+  auto sources = fabricwatch::probes::makeNodeSources();
   for (auto _ : state) benchmark::DoNotOptimize(collectOnce(sources, root));
 }
 
@@ -46,7 +46,7 @@ void collectAll(benchmark::State& state, const char* root_name) {
 void collectAllFirst(benchmark::State& state, const char* root_name) {
   std::string root = fixture(root_name);
   for (auto _ : state) {
-    auto sources = fabricwatch::facts::makeNodeSources();
+    auto sources = fabricwatch::probes::makeNodeSources();
     benchmark::DoNotOptimize(collectOnce(sources, root));
   }
 }
@@ -54,7 +54,7 @@ void collectAllFirst(benchmark::State& state, const char* root_name) {
 // One source alone, to see where the time goes.
 void collectOne(benchmark::State& state, const std::string& root_name, const std::string& name) {
   std::string root = root_name == "/" ? root_name : fixture(root_name);
-  for (auto& s : fabricwatch::facts::makeNodeSources()) {
+  for (auto& s : fabricwatch::probes::makeNodeSources()) {
     if (s->name() != name) continue;
     for (auto _ : state) benchmark::DoNotOptimize(s->collect({root}));
   }
@@ -69,7 +69,7 @@ BENCHMARK_CAPTURE(collectAllFirst, ib_ndr, "ib_ndr")->Unit(benchmark::kMilliseco
 
 // This machine's own root: real sysfs, procfs, dpkg database and library directories.
 void collectAllHost(benchmark::State& state) {
-  auto sources = fabricwatch::facts::makeNodeSources();
+  auto sources = fabricwatch::probes::makeNodeSources();
   for (auto _ : state) benchmark::DoNotOptimize(collectOnce(sources, "/"));
 }
 BENCHMARK(collectAllHost)->Unit(benchmark::kMillisecond);
@@ -78,7 +78,7 @@ BENCHMARK(collectAllHost)->Unit(benchmark::kMillisecond);
 
 int main(int argc, char** argv) {
   fabricwatch::facts::raiseOpenFileLimit();  // as `fabricwatch serve` does
-  for (auto& s : fabricwatch::facts::makeNodeSources()) {
+  for (auto& s : fabricwatch::probes::makeNodeSources()) {
     std::string name(s->name());
     for (std::string root : {"p5_efa", "/"}) {
       std::string label = "collectOne/" + (root == "/" ? std::string("host") : root) + "_" + name;

@@ -13,6 +13,7 @@
 #include "policy/nccl_facts.h"
 #include "policy/pack_loader.h"
 #include "policy/yaml_value.h"
+#include "probes/registry.h"
 
 namespace fabricwatch::policy {
 namespace {
@@ -93,7 +94,8 @@ std::string thousandRulePack(bool iterating) {
 
 // state.range(0): 0 shipped-pack style, 1 every rule iterating the devices.
 void BM_Evaluate1000Rules(benchmark::State& state) {
-  auto r = loadPackText(thousandRulePack(state.range(0) == 1), "bench.yaml");
+  auto r = loadPackText(thousandRulePack(state.range(0) == 1), "bench.yaml",
+                        fabricwatch::probes::factRoots());
   if (!r.ok()) {
     state.SkipWithError(core::formatAll(r.problems).c_str());
     return;
@@ -115,7 +117,7 @@ BENCHMARK(BM_Evaluate1000Rules)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 void BM_LoadShippedPacks(benchmark::State& state) {
   size_t rules = 0;
   for (auto _ : state) {
-    PackLoadResult r = loadEmbeddedPacks();
+    PackLoadResult r = loadEmbeddedPacks(fabricwatch::probes::factRoots());
     if (!r.ok()) {
       state.SkipWithError(core::formatAll(r.problems).c_str());
       return;
@@ -141,7 +143,7 @@ void BM_LoadShippedPacksFromYaml(benchmark::State& state) {
   std::vector<PackText> files;
   for (size_t i = 0; i < names.size(); ++i) files.push_back({names[i], texts[i]});
   for (auto _ : state) {
-    PackLoadResult r = loadPackTexts(files);
+    PackLoadResult r = loadPackTexts(files, fabricwatch::probes::factRoots());
     if (!r.ok()) {
       state.SkipWithError(core::formatAll(r.problems).c_str());
       return;
@@ -152,7 +154,7 @@ void BM_LoadShippedPacksFromYaml(benchmark::State& state) {
 BENCHMARK(BM_LoadShippedPacksFromYaml)->Unit(benchmark::kMillisecond);
 
 void BM_EvaluateShippedPacksOnP5(benchmark::State& state) {
-  PackLoadResult r = loadEmbeddedPacks();
+  PackLoadResult r = loadEmbeddedPacks(fabricwatch::probes::factRoots());
   core::Value facts = p5Facts();
   for (auto _ : state) benchmark::DoNotOptimize(evaluate(r.packs, facts, "efa-p5"));
 }

@@ -1,6 +1,8 @@
 #pragma once
 // The daemon's configuration: what config/fabricwatch.toml holds, after defaults and validation.
-// docs/configuration.md documents every key; tests keep the two in step.
+// The daemon's own subsystems are fields here, their keys in config/*_keys.cc; what registers
+// itself (a probe kind) keeps its table in `tables`. docs/configuration.md documents every key;
+// tests keep the two in step.
 
 #include <chrono>
 #include <cstdint>
@@ -10,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/tables.h"
 #include "core/log.h"
 #include "core/metric_selection.h"
 
@@ -92,8 +95,8 @@ struct Config {
     bool operator==(const Probe&) const = default;
   } probe;
 
-  // [probes.<kind>]: the probe kinds, each on or off by name, and each kind's own keys in a
-  // struct of its own.
+  // [probes.<kind>]: the probe kinds, each on or off by name. Each kind's own keys are a table of
+  // its own (`tables`, declared with the kind: probes/kinds/<kind>/).
   struct Probes {
     struct Kind {
       std::optional<bool> enabled;  // unset: the kind's default
@@ -105,72 +108,6 @@ struct Config {
       return it == kinds.end() ? by_default : it->second.enabled.value_or(by_default);
     }
 
-    // [probes.tcp]: echo round trips. Its timeouts are also the knocks' (one echo each).
-    struct Tcp {
-      int samples = 5;
-      Duration connect_timeout{1000};
-      Duration echo_timeout{1000};
-      bool operator==(const Tcp&) const = default;
-    } tcp;
-
-    // [probes.dns]: resolution of peers' names. Its timeout also bounds the mesh's own
-    // resolutions (probe.dns_name, listed host names).
-    struct Dns {
-      Duration timeout{2000};
-      bool operator==(const Dns&) const = default;
-    } dns;
-
-    // [probes.fabric]: latency and bandwidth through a libfabric provider (docs/peers.md).
-    struct Fabric {
-      std::string provider = "auto";  // a libfabric provider name, or "auto"
-      enum class Origin { kDefault, kConfig, kFlag } provider_origin = Origin::kDefault;
-      // "GLOB=PROVIDER" rows: the provider of a node whose resource group matches (first row
-      // wins), when provider is "auto".
-      std::vector<std::string> group_providers = {
-          "efa*=efa",           "ib-*=verbs;ofi_rxm",      "infiniband=verbs;ofi_rxm",
-          "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
-          "erdma=verbs;ofi_rxm"};
-      std::string domain;  // libfabric domain (mlx5_0, rdmap16s27-rdm ...); "": the provider's
-      uint64_t latency_size = 64;  // bytes per ping and pong
-      int warmup = 10;
-      int iterations = 200;
-      uint64_t bandwidth_size = uint64_t{1} << 20;
-      int bandwidth_window = 16;
-      uint64_t bandwidth_bytes = uint64_t{32} << 20;        // per peer, warm-up window included
-      uint64_t bandwidth_round_bytes = uint64_t{64} << 20;  // all peers of one round together
-      Duration bandwidth_interval{5 * 60 * 1000};           // 0: no bandwidth
-      Duration timeout{2000};                               // per peer and session
-      bool register_buffers = false;  // register buffers even where the provider does not ask
-      bool hmem = false;              // also measure GPU memory (FI_HMEM) where CUDA has a GPU
-      std::string cudart_library;     // "": libcudart.so, .so.13, .so.12, .so.11.0
-      bool operator==(const Fabric&) const = default;
-    } fabric;
-
-    // [probes.nccl]: NCCL runs, on with probes.nccl.enabled (off by default): a local
-    // all-reduce across the node's GPUs, and runs with a peer of the mesh (the nccl probe kind),
-    // each in a child process, rare and never while a training job holds the GPUs. docs/nccl.md.
-    struct Nccl {
-      bool local = true;  // the local all-reduce (source nccl_probe)
-      bool peers = true;  // runs with peers: started here (rank 0) and served for them (rank 1)
-      Duration interval{30 * 60 * 1000};     // of each: the local run and this node's peer runs
-      Duration timeout{3 * 60 * 1000};       // the child's hard limit
-      bool run_at_start = false;             // else the first run is one interval after start
-      std::string operation = "all_reduce";  // peer runs: all_reduce | send_recv
-      int device = -1;                       // peer runs: the GPU; -1: the next one each run
-      std::vector<uint64_t> sizes = {uint64_t{1} << 20, uint64_t{256} << 20};
-      int warmup = 5;
-      int iterations = 20;
-      std::string nccl_library = "libnccl.so.2";
-      std::string cudart_library;  // "" = libcudart.so, then .so.13, .so.12, .so.11.0
-      bool skip_when_busy = true;
-      std::vector<std::string> ignore_processes = {"nvidia-persistenced", "nv-hostengine",
-                                                   "dcgm-exporter", "dcgmi", "nvidia-smi"};
-      std::map<std::string, std::string> env;  // [probes.nccl.env]: NCCL_* for the children
-      std::string log_dir;                     // "" = the system temporary directory
-      bool operator==(const Nccl&) const = default;
-    } nccl;
-    // probes.nccl.enabled; the nccl kind registers with the same default (off).
-    bool ncclEnabled() const { return enabled("nccl", false); }
     bool operator==(const Probes&) const = default;
   } probes;
 
@@ -181,6 +118,9 @@ struct Config {
     std::map<std::string, std::vector<std::string>, std::less<>> extra;
     bool operator==(const Metrics&) const = default;
   } metrics;
+
+  // The tables of what registers itself ([probes.fabric] ...), by table name (config/tables.h).
+  Tables tables;
 
   struct Policy {
     // Pack files or directories, loaded after the shipped packs; a pack here replaces a shipped

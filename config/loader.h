@@ -2,13 +2,16 @@
 // Loads the daemon configuration from TOML. Every problem (syntax, unknown key, wrong type,
 // value out of range, bad duration) comes back as a positioned Diagnostic; nothing throws.
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.h"
+#include "config/schema.h"
 #include "core/diagnostic.h"
 
 namespace fabricwatch::config {
@@ -21,6 +24,9 @@ struct LoadOptions {
   // The optional metrics each table may turn on with extra_metrics ("collect.sources.rdma" ->
   // its declarations); empty accepts any well-formed selector.
   std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optional_metrics = {};
+  // The keys the file may set: null, the daemon's own tables (Schema::daemon()); a binary with
+  // probe kinds passes a schema with their tables too (probes/registry.h).
+  std::shared_ptr<const Schema> schema = nullptr;
 };
 
 struct LoadResult {
@@ -39,9 +45,20 @@ LoadResult loadConfig(std::string_view toml_text, std::string_view file_name,
 inline constexpr size_t kMaxConfigBytes = 1 << 20;
 LoadResult loadConfigFile(const std::string& path, const LoadOptions& opts = {});
 
+const Schema& schemaOf(const LoadOptions& opts);
+
 // Every key the loader accepts, as dotted patterns ("collect.sources.*.interval"); a test keeps
 // docs/configuration.md in step with it.
-std::vector<std::string> knownKeys();
+std::vector<std::string> knownKeys(const LoadOptions& opts = {});
+
+// A flag's text through `key`'s flag transform, type and setter: the file's own checks, so a
+// flag and the file accept the same values. nullopt when it was set, else the problem.
+std::optional<std::string> setFromFlag(Config& config, const KeyDef& key, std::string text,
+                                       const std::string& wild = "");
+// The tables' cross-key checks again after flags: a problem is reported at the flag of the
+// first key involved that a flag set (`flag_of`: a key's flag when a flag set it).
+void revalidate(LoadResult& r, const LoadOptions& opts,
+                const std::function<std::optional<std::string>(const std::string&)>& flag_of);
 
 // nullopt when s is a valid HOST:PORT or :PORT listen address, else the problem.
 std::optional<std::string> checkListenAddress(const std::string& s);

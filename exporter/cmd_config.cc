@@ -12,13 +12,14 @@ int runConfig(const Args& args) {
       "       fabricwatch config default\n\n"
       "validate: prints each problem as FILE:LINE:COL: message; exits 0 when every file is valid, "
       "2 otherwise.\n"
-      "default:  prints the embedded default configuration.\n";
+      "default:  prints the embedded default configuration, then every probe kind's table at its\n"
+      "          defaults.\n";
   if (args.empty() || args[0] == "--help" || args[0] == "help") {
     std::cout << usage;
     return args.empty() ? kExitUsage : kExitOk;
   }
   if (args[0] == "default" && args.size() == 1) {
-    std::cout << config::embeddedDefaultToml();
+    std::cout << defaultConfigText();
     return kExitOk;
   }
   if (args[0] != "validate" || args.size() < 2) {

@@ -10,6 +10,7 @@
 #include "exporter/pipeline.h"
 #include "policy/pack_loader.h"
 #include "policy/test_runner.h"
+#include "probes/registry.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -35,7 +36,7 @@ core::Result<core::Value> collectFacts(const std::string& rootfs) {
 int validate(const std::vector<std::string>& paths) {
   int rc = kExitOk;
   for (const auto& path : paths) {
-    policy::PackLoadResult r = policy::loadPackPaths({path});
+    policy::PackLoadResult r = policy::loadPackPaths({path}, probes::factRoots());
     if (!r.ok()) {
       std::cerr << core::formatAll(r.problems);
       rc = kExitUsage;
@@ -49,7 +50,8 @@ int validate(const std::vector<std::string>& paths) {
 }
 
 int test(const std::vector<std::string>& paths) {
-  policy::TestSummary s = policy::runPolicyTests(paths, collectFacts, std::cout);
+  policy::TestSummary s =
+      policy::runPolicyTests(paths, collectFacts, probes::factRoots(), std::cout);
   std::cerr << core::formatAll(s.problems);
   std::cout << s.files << " file(s), " << s.tests << " test(s): " << s.passed << " passed, "
             << s.failed << " failed" << (s.problems.empty() ? "" : ", load problems above") << "\n";

@@ -75,7 +75,8 @@ core::Status Daemon::start() {
   if (auto problems = packs_->reload(); !problems.empty())
     return core::Error{"invalid policy packs:\n" + core::formatAll(problems)};
   auto prober =
-      probes::makePeerProber(config_, policy::configuredResourceGroup(policyStageOptions(config_)));
+      probes::makePeerProber(config_, policy::configuredResourceGroup(policyStageOptions(config_)),
+                             metricSelection(config_));
   if (!prober) return core::Error{prober.error().message};
   if (*prober) {
     if (auto st = (*prober)->start(); !st) return st;
@@ -144,7 +145,8 @@ bool Daemon::reload() {
   // built (the secret file went missing) fails the reload as a whole, counted as failed, and
   // what runs stays as it was.
   auto next_prober = probes::makePeerProber(
-      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)));
+      r.config, policy::configuredResourceGroup(policyStageOptions(r.config)),
+      metricSelection(r.config));
   if (!next_prober) {
     self_.configReloaded(false);
     core::log::error("config", "invalid configuration, keeping the running one",

@@ -32,12 +32,13 @@ std::optional<std::string> FlagSet::parse(const std::vector<std::string>& args) 
     auto it = flags_.find(name);
     if (it == flags_.end()) return "unknown flag --" + name;
     if (it->second.boolean) {
+      // --flag, --flag=true|false, or --flag true|false (a separate word that is one of those).
+      if (!value && i + 1 < args.size() && (args[i + 1] == "true" || args[i + 1] == "false"))
+        value = args[++i];
       if (value && *value != "true" && *value != "false")
-        return "flag --" + name + " takes no value (or =true/=false)";
-      if (!value || *value == "true")
-        set_[name] = "true";
-      else
-        set_.erase(name);
+        return "flag --" + name + ": expected true or false, got \"" + *value + "\"";
+      // Given, a boolean flag is set either way: =false overrides a configuration's true.
+      set_[name] = value.value_or("true");
       continue;
     }
     if (!value) {

@@ -1,6 +1,7 @@
 #pragma once
 // Command-line flags in the Prometheus exporter style: --name=value or --name value, dotted
-// names (--web.listen-address), boolean flags without a value. Unknown flags are usage errors.
+// names (--web.listen-address), boolean flags with or without a value (--x, --x=false, --x true).
+// Unknown flags are usage errors.
 
 #include <map>
 #include <optional>
@@ -21,7 +22,7 @@ class FlagSet {
 
   bool isSet(const std::string& name) const { return set_.count(name) > 0; }
   std::string get(const std::string& name) const;
-  bool getBool(const std::string& name) const { return isSet(name); }
+  bool getBool(const std::string& name) const { return get(name) == "true"; }
   const std::vector<std::string>& positional() const { return positional_; }
   std::string help() const;
 

@@ -5,16 +5,13 @@
 #include "core/log.h"
 #include "exporter/exposition.h"
 #include "exporter/snapshot_collector.h"
-#include "facts/sources.h"
-#include "probes/kinds/nccl/nccl_probe_source.h"
-#include "probes/mesh/peer_source.h"
-#include "probes/mesh/probe_kind.h"
-#include "probes/peer_setup.h"
+#include "probes/registry.h"
 
 namespace fabricwatch::exporter {
 
 policy::PackStoreOptions packStoreOptions(const config::Config& cfg) {
-  return policy::PackStoreOptions{cfg.policy.paths, cfg.policy.shipped, cfg.policy.reload_interval};
+  return policy::PackStoreOptions{cfg.policy.paths, cfg.policy.shipped, cfg.policy.reload_interval,
+                                  probes::factRoots()};
 }
 
 policy::StageOptions policyStageOptions(const config::Config& cfg) {
@@ -36,35 +33,21 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
   core::CollectContext ctx;
   ctx.rootfs = cfg.host.rootfs;
   auto sched = std::make_unique<core::Scheduler>(store, ctx, cfg.collect.jitter);
-  for (auto& source : facts::makeNodeSources()) {
-    config::SourceConfig sc = cfg.sourceConfig(source->name());
-    if (!sc.enabled) continue;
-    std::string name(source->name());
-    sched->addSource(std::move(source), core::Schedule{sc.interval, sc.timeout},
-                     [name] { return facts::makeNodeSource(name); });
-  }
-  if (cfg.sourceConfig("peer").enabled) {
-    // The peer source only copies the prober's results, so it runs as often as rounds do
-    // unless [collect.sources.peer] says otherwise.
-    core::Schedule sc{cfg.probe.interval, cfg.collect.timeout};
-    if (auto it = cfg.collect.sources.find("peer"); it != cfg.collect.sources.end()) {
-      if (it->second.interval.count()) sc.interval = it->second.interval;
-      if (it->second.timeout.count()) sc.timeout = it->second.timeout;
+  probes::SourceSetup setup{cfg, opts.prober, opts.heavy_probes};
+  for (const auto& reg : probes::sources()) {
+    if (!cfg.sourceConfig(reg.name).enabled) continue;
+    auto source = reg.make(setup);
+    if (!source) continue;
+    core::Schedule schedule;
+    if (reg.schedule) {
+      schedule = reg.schedule(cfg);
+    } else {
+      config::SourceConfig sc = cfg.sourceConfig(reg.name);
+      schedule = core::Schedule{sc.interval, sc.timeout};
     }
-    sc.timeout = std::min(sc.timeout, sc.interval);
-    sched->addSource(
-        std::make_shared<probes::PeerSource>(opts.prober, probes::resolveNodeName(cfg)), sc);
-  }
-  if (opts.heavy_probes && cfg.probes.ncclEnabled() && cfg.probes.nccl.local) {
-    const auto& n = cfg.probes.nccl;
-    probes::nccl::NcclProbeOptions o;
-    static_cast<probes::nccl::RunSettings&>(o) = probes::nccl::runSettings(n);
-    o.run_at_start = n.run_at_start;
-    // The source's own deadline lies beyond the child's, which the source enforces itself: the
-    // scheduler's is only a backstop (reading the log, a slow reap).
-    auto timeout = std::min<config::Duration>(n.interval, n.timeout + std::chrono::seconds(30));
-    sched->addSource(std::make_shared<probes::nccl::NcclProbeSource>(std::move(o)),
-                     core::Schedule{n.interval, timeout});
+    core::SourceFactory fresh;
+    if (reg.restartable) fresh = [make = reg.make, setup] { return make(setup); };
+    sched->addSource(std::move(source), schedule, std::move(fresh));
   }
   if (opts.policy) {
     auto packs = opts.packs;
@@ -80,20 +63,10 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
   return sched;
 }
 
-std::vector<std::string> knownSourceNames() {
-  auto names = facts::nodeSourceNames();
-  names.push_back("peer");
-  return names;
-}
-
 std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optionalMetricsByTable() {
-  std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> out;
+  auto out = probes::optionalMetricsByTable();
   out["collect"] = pipelineOptionalMetrics();
-  for (const auto& s : facts::makeNodeSources())
-    out["collect.sources." + std::string(s->name())] = s->optionalMetrics();
-  out["collect.sources.peer"] = {};
   out["policy"] = policy::policyOptionalMetrics();
-  for (const auto& k : probes::probeKindNames()) out["probes." + k] = {};
   return out;
 }
 
@@ -113,8 +86,21 @@ std::shared_ptr<const core::MetricSelection> metricSelection(const config::Confi
   return sel;
 }
 
+std::string defaultConfigText() {
+  std::string out(config::embeddedDefaultToml());
+  auto schema = probes::configSchema();
+  for (const auto& t : schema->tables())
+    if (!t.defaults.empty()) out += "\n" + t.defaults;
+  return out;
+}
+
 config::LoadOptions configLoadOptions() {
-  return {knownSourceNames(), probes::probeKindNames(), optionalMetricsByTable()};
+  config::LoadOptions o;
+  o.schema = probes::configSchema();
+  o.known_sources = probes::sourceNames();
+  o.known_probe_kinds = probes::probeKindNames();
+  o.optional_metrics = optionalMetricsByTable();
+  return o;
 }
 
 }  // namespace fabricwatch::exporter

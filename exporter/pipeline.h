@@ -47,9 +47,11 @@ std::map<std::string, std::vector<core::OptionalMetric>, std::less<>> optionalMe
 // The selection a configuration asks for ("*" in a table: all of that table's optional series).
 std::shared_ptr<const core::MetricSelection> metricSelection(const config::Config& cfg);
 
-// Every source name the binary knows, for validating [collect.sources.NAME].
-std::vector<std::string> knownSourceNames();
-// What a configuration may name: those sources and the probe kinds ([probes.KIND]).
+// What a configuration may set and name: the schema with every kind's table, the sources
+// ([collect.sources.NAME]), the probe kinds ([probes.KIND]) and the optional series.
 config::LoadOptions configLoadOptions();
+// The whole default configuration as documented TOML: config/fabricwatch.toml (the daemon's
+// own tables, compiled in), then each registered table's defaults (every probe kind's).
+std::string defaultConfigText();
 
 }  // namespace fabricwatch::exporter

@@ -59,6 +59,6 @@ std::span<const EmbeddedPack> embeddedPacks();
 // compiled them already, so a problem here means the data and the compiler disagree; it is
 // reported at the expression's position all the same.
 struct PackLoadResult;
-PackLoadResult packsFromEmbedded(std::span<const EmbeddedPack> packs);
+PackLoadResult packsFromEmbedded(std::span<const EmbeddedPack> packs, const FactRoots& roots);
 
 }  // namespace fabricwatch::policy

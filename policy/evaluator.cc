@@ -28,7 +28,7 @@ class PackEvaluator {
       : pack_(pack), facts_(facts), settings_(settings), out_(out), stats_(stats) {
     static const core::Value kEmptyMap = core::Value::map();
     static const core::Value kEmptyList = core::Value::list();
-    for (const auto& root : factRoots()) {
+    for (const auto& root : pack.fact_roots) {
       if (root == "variables") continue;
       const core::Value* v = facts.find(root);
       if (!v) v = root == "workloads" ? &kEmptyList : &kEmptyMap;

@@ -2,6 +2,8 @@
 
 #include <fnmatch.h>
 
+#include <algorithm>
+
 namespace fabricwatch::policy {
 
 std::optional<Severity> parseSeverity(std::string_view s) {
@@ -36,12 +38,11 @@ bool matchesGroup(const Pack& pack, std::string_view resource_group) {
   return false;
 }
 
-const std::vector<std::string>& factRoots() {
-  static const std::vector<std::string> kRoots = {
-      "node",      "kernel", "rdma",           "verbs",    "net",
-      "gpu",       "memory", "limits",         "software", "nccl",
-      "workloads", "probes", "resource_group", "variables"};
-  return kRoots;
+FactRoots withEngineRoots(const FactRoots& source_roots) {
+  FactRoots out = source_roots;
+  for (const char* own : {"resource_group", "variables"})
+    if (std::find(out.begin(), out.end(), own) == out.end()) out.push_back(own);
+  return out;
 }
 
 }  // namespace fabricwatch::policy

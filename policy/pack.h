@@ -14,6 +14,12 @@
 
 namespace fabricwatch::policy {
 
+// The top-level names a pack's expressions may start from: the facts' roots, which the binary's
+// sources declare (probes/registry.h, factRoots; the engine has no list of its own), and the
+// engine's: resource_group, and variables where variables are visible.
+using FactRoots = std::vector<std::string>;
+FactRoots withEngineRoots(const FactRoots& source_roots);
+
 enum class Severity { kInfo = 0, kWarning = 1, kCritical = 2 };
 std::optional<Severity> parseSeverity(std::string_view s);
 const char* severityName(Severity s);
@@ -60,6 +66,7 @@ struct Pack {
   std::optional<CompiledExpr> match_expression;
   std::vector<Variable> variables;
   std::vector<Rule> rules;
+  FactRoots fact_roots;  // the sources' roots it was compiled against: what evaluation binds
 };
 
 using PackSet = std::vector<Pack>;
@@ -68,9 +75,5 @@ using PackSet = std::vector<Pack>;
 bool globMatch(std::string_view pattern, std::string_view s);
 // True when the pack's resource-group globs admit the group.
 bool matchesGroup(const Pack& pack, std::string_view resource_group);
-
-// The top-level names an expression may use: the facts document's roots (CONTRACT schema),
-// "variables", and for workload rules "workload".
-const std::vector<std::string>& factRoots();
 
 }  // namespace fabricwatch::policy

@@ -29,8 +29,8 @@ bool validIdentifier(const std::string& s) {
 // One file's pack documents, with positioned problems.
 class Loader {
  public:
-  Loader(std::string_view text, std::string_view file, PackLoadResult& out)
-      : text_(text), file_(file), out_(out) {}
+  Loader(std::string_view text, std::string_view file, const FactRoots& roots, PackLoadResult& out)
+      : text_(text), file_(file), roots_(roots), out_(out) {}
 
   void load() {
     core::YamlDocuments loaded = core::loadYamlDocuments(text_);
@@ -89,7 +89,7 @@ class Loader {
       return std::nullopt;
     }
     const std::string& src = n.Scalar();
-    auto compiled = expr::compile(src, packExprOptions(workload, variables));
+    auto compiled = expr::compile(src, packExprOptions(roots_, workload, variables));
     if (auto* err = std::get_if<expr::ExprError>(&compiled)) {
       auto [line, col] =
           mapScalarPosition(text_, static_cast<size_t>(n.Mark().pos), n.Mark().line + 1,
@@ -108,6 +108,7 @@ class Loader {
     if (!top) return std::nullopt;
     Pack p;
     p.pos = posOf(doc);
+    p.fact_roots = roots_;
     if (auto v = str(*top, "apiVersion", "document"); v && *v != "fabricwatch.io/v1")
       report(top->at("apiVersion"),
              "unsupported apiVersion \"" + *v + "\" (want fabricwatch.io/v1)");
@@ -250,6 +251,7 @@ class Loader {
 
   std::string_view text_;
   std::string file_;
+  const FactRoots& roots_;
   PackLoadResult& out_;
   size_t problems_ = 0;
 };
@@ -276,9 +278,9 @@ void checkUniqueNames(PackLoadResult& r) {
 
 }  // namespace
 
-PackLoadResult loadPackText(std::string_view text, std::string_view file) {
+PackLoadResult loadPackText(std::string_view text, std::string_view file, const FactRoots& roots) {
   PackLoadResult r;
-  Loader(text, file, r).load();
+  Loader(text, file, roots, r).load();
   if (r.ok()) checkUniqueNames(r);
   if (!r.ok()) r.packs.clear();
   return r;
@@ -314,7 +316,7 @@ std::vector<std::string> packFiles(const std::vector<std::string>& paths) {
   return files;
 }
 
-PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
+PackLoadResult loadPackPaths(const std::vector<std::string>& paths, const FactRoots& roots) {
   PackLoadResult all;
   for (const auto& f : packFiles(paths)) {
     auto text = core::readRegularFile(f, kMaxPackBytes);
@@ -323,7 +325,7 @@ PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
           core::Diagnostic{f, 0, 0, "cannot read policy file: " + text.error().message, ""});
       continue;
     }
-    PackLoadResult r = loadPackText(*text, f);
+    PackLoadResult r = loadPackText(*text, f, roots);
     for (auto& p : r.packs) all.packs.push_back(std::move(p));
     for (auto& d : r.problems) all.problems.push_back(std::move(d));
   }
@@ -332,10 +334,10 @@ PackLoadResult loadPackPaths(const std::vector<std::string>& paths) {
   return all;
 }
 
-PackLoadResult loadPackTexts(const std::vector<PackText>& files) {
+PackLoadResult loadPackTexts(const std::vector<PackText>& files, const FactRoots& roots) {
   PackLoadResult all;
   for (const auto& f : files) {
-    PackLoadResult r = loadPackText(f.text, f.name);
+    PackLoadResult r = loadPackText(f.text, f.name, roots);
     for (auto& p : r.packs) all.packs.push_back(std::move(p));
     for (auto& d : r.problems) all.problems.push_back(std::move(d));
   }
@@ -344,9 +346,9 @@ PackLoadResult loadPackTexts(const std::vector<PackText>& files) {
   return all;
 }
 
-expr::CompileOptions packExprOptions(bool workload, bool variables) {
+expr::CompileOptions packExprOptions(const FactRoots& roots, bool workload, bool variables) {
   expr::CompileOptions opts;
-  for (const auto& r : factRoots()) {
+  for (const auto& r : withEngineRoots(roots)) {
     if (r == "variables" && !variables) continue;
     opts.identifiers.push_back(r);
   }

@@ -21,8 +21,8 @@ struct PackLoadResult {
   bool ok() const { return problems.empty(); }
 };
 
-// One file's text. Pure: no I/O.
-PackLoadResult loadPackText(std::string_view text, std::string_view file);
+// One file's text, compiled against the sources' fact `roots`. Pure: no I/O.
+PackLoadResult loadPackText(std::string_view text, std::string_view file, const FactRoots& roots);
 
 // Policy test files (*_test.yaml, *.test.yaml) live next to packs and are skipped as packs.
 bool isPolicyTestFile(std::string_view path);
@@ -33,7 +33,7 @@ std::vector<std::string> packFiles(const std::vector<std::string>& paths);
 // Loads packFiles(paths). Pack names must be unique across all of them. Each file is a regular
 // file of at most kMaxPackBytes.
 inline constexpr size_t kMaxPackBytes = 4 << 20;
-PackLoadResult loadPackPaths(const std::vector<std::string>& paths);
+PackLoadResult loadPackPaths(const std::vector<std::string>& paths, const FactRoots& roots);
 
 // Named pack texts loaded as one set (pack names unique across them): what the build's pack
 // compiler loads the shipped packs with (policy/embedded_pack.h).
@@ -41,17 +41,19 @@ struct PackText {
   std::string_view name;  // "config/policies/aws-efa.yaml"
   std::string_view text;
 };
-PackLoadResult loadPackTexts(const std::vector<PackText>& files);
+PackLoadResult loadPackTexts(const std::vector<PackText>& files, const FactRoots& roots);
 
-// The identifiers an expression of a pack may use: the facts' roots, "variables" where variables
-// are visible (not in spec.match.expression), "workload" in workload rules.
-expr::CompileOptions packExprOptions(bool workload, bool variables);
+// The identifiers an expression of a pack may use: the sources' fact roots, resource_group,
+// "variables" where variables are visible (not in spec.match.expression), "workload" in
+// workload rules.
+expr::CompileOptions packExprOptions(const FactRoots& roots, bool workload, bool variables);
 
 // The shipped packs (config/policies/*.yaml), compiled into the binary (policy/embedded_pack.h).
-PackLoadResult loadEmbeddedPacks();
+PackLoadResult loadEmbeddedPacks(const FactRoots& roots);
 
 // What the daemon and `check` run: the shipped packs (when `shipped`), then the packs under
 // `paths`; a pack from `paths` replaces a shipped pack of the same name.
-PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped);
+PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped,
+                             const FactRoots& roots);
 
 }  // namespace fabricwatch::policy

@@ -30,7 +30,7 @@ std::string PackStore::fingerprint() const {
 std::vector<core::Diagnostic> PackStore::reload() {
   std::lock_guard lock(mu_);
   loaded_fingerprint_ = fingerprint();
-  PackLoadResult r = loadPolicySet(opts_.paths, opts_.shipped);
+  PackLoadResult r = loadPolicySet(opts_.paths, opts_.shipped, opts_.fact_roots);
   ++status_.reloads_total;
   status_.at = std::chrono::system_clock::now();
   status_.ok = r.ok();

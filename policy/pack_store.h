@@ -20,6 +20,7 @@ struct PackStoreOptions {
   std::vector<std::string> paths;                    // files and directories of packs
   bool shipped = true;                               // load the embedded shipped packs first
   std::chrono::milliseconds reload_interval{30000};  // 0: never poll for changes
+  FactRoots fact_roots;  // the binary's sources' (probes/registry.h): what packs compile against
 };
 
 struct ReloadStatus {

@@ -10,13 +10,15 @@ namespace {
 
 class Builder {
  public:
-  Builder(const EmbeddedPack& e, PackLoadResult& out) : e_(e), out_(out) {}
+  Builder(const EmbeddedPack& e, const FactRoots& roots, PackLoadResult& out)
+      : e_(e), roots_(roots), out_(out) {}
 
   std::optional<Pack> build() {
     Pack p;
     p.name = e_.name;
     p.description = e_.description;
     p.pos = pos(e_.pos);
+    p.fact_roots = roots_;
     p.resource_groups.assign(e_.resource_groups.begin(), e_.resource_groups.end());
     if (e_.match_expression.present)
       p.match_expression = compile(e_.match_expression, false, /*variables=*/false);
@@ -47,7 +49,7 @@ class Builder {
   }
 
   std::optional<CompiledExpr> compile(const EmbeddedExpr& e, bool workload, bool variables = true) {
-    auto compiled = expr::compile(e.text, packExprOptions(workload, variables));
+    auto compiled = expr::compile(e.text, packExprOptions(roots_, workload, variables));
     if (auto* err = std::get_if<expr::ExprError>(&compiled)) {
       failed_ = true;
       out_.problems.push_back(core::Diagnostic{std::string(e_.file), e.pos.line, e.pos.column,
@@ -63,28 +65,32 @@ class Builder {
   }
 
   const EmbeddedPack& e_;
+  const FactRoots& roots_;
   PackLoadResult& out_;
   bool failed_ = false;
 };
 
 }  // namespace
 
-PackLoadResult packsFromEmbedded(std::span<const EmbeddedPack> packs) {
+PackLoadResult packsFromEmbedded(std::span<const EmbeddedPack> packs, const FactRoots& roots) {
   PackLoadResult out;
   for (const auto& e : packs) {
-    if (auto p = Builder(e, out).build()) out.packs.push_back(std::move(*p));
+    if (auto p = Builder(e, roots, out).build()) out.packs.push_back(std::move(*p));
   }
   if (!out.ok()) out.packs.clear();
   return out;
 }
 
-PackLoadResult loadEmbeddedPacks() { return packsFromEmbedded(embeddedPacks()); }
+PackLoadResult loadEmbeddedPacks(const FactRoots& roots) {
+  return packsFromEmbedded(embeddedPacks(), roots);
+}
 
-PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped) {
+PackLoadResult loadPolicySet(const std::vector<std::string>& paths, bool shipped,
+                             const FactRoots& roots) {
   PackLoadResult out;
-  if (shipped) out = loadEmbeddedPacks();
+  if (shipped) out = loadEmbeddedPacks(roots);
   if (!out.ok() || paths.empty()) return out;
-  PackLoadResult user = loadPackPaths(paths);
+  PackLoadResult user = loadPackPaths(paths, roots);
   if (!user.ok()) return user;
   for (auto& p : user.packs) {
     auto same = std::find_if(out.packs.begin(), out.packs.end(),

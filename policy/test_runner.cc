@@ -208,7 +208,7 @@ std::vector<std::string> collectTestFiles(const std::vector<std::string>& paths,
 }  // namespace
 
 TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsProvider& provider,
-                           std::ostream& out) {
+                           const FactRoots& roots, std::ostream& out) {
   TestSummary sum;
   for (const auto& path : collectTestFiles(paths, sum.problems)) {
     ++sum.files;
@@ -222,7 +222,7 @@ TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsPro
       for (auto& d : tf.problems) sum.problems.push_back(std::move(d));
       continue;
     }
-    PackLoadResult packs = loadPackPaths(tf.packs);
+    PackLoadResult packs = loadPackPaths(tf.packs, roots);
     if (!packs.ok()) {
       for (auto& d : packs.problems) sum.problems.push_back(std::move(d));
       continue;

@@ -25,6 +25,7 @@
 #include "core/diagnostic.h"
 #include "core/result.h"
 #include "core/value.h"
+#include "policy/pack.h"
 
 namespace fabricwatch::policy {
 
@@ -41,7 +42,8 @@ struct TestSummary {
 };
 
 // Runs every test file named, or found in a named directory (*_test.yaml, *.test.yaml).
+// Packs compile against the sources' fact `roots`.
 TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsProvider& provider,
-                           std::ostream& out);
+                           const FactRoots& roots, std::ostream& out);
 
 }  // namespace fabricwatch::policy

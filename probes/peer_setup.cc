@@ -7,7 +7,10 @@
 
 #include "core/host_fs.h"
 #include "core/openssl.h"
+#include "probes/kinds/dns/dns_config.h"
+#include "probes/kinds/tcp/tcp_config.h"
 #include "probes/mesh/net_util.h"
+#include "probes/registry.h"
 
 namespace fabricwatch::probes {
 
@@ -31,8 +34,9 @@ core::Result<std::string> readSecretFile(const std::string& path) {
   return s;
 }
 
-core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg,
-                                                         const std::string& resource_group) {
+core::Result<std::shared_ptr<PeerProber>> makePeerProber(
+    const config::Config& cfg, const std::string& resource_group,
+    std::shared_ptr<const core::MetricSelection> metrics) {
   const auto& p = cfg.probe;
   if (!p.meshEnabled()) return std::shared_ptr<PeerProber>();
   if (cfg.peer.secret_file.empty())
@@ -52,7 +56,7 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   if (!p.peers.empty()) sources.push_back(std::make_unique<StaticSource>(p.peers));
   if (!p.dns_name.empty())
     sources.push_back(std::make_unique<DnsSource>(
-        p.dns_name, p.dns_port ? p.dns_port : listen->port, cfg.probes.dns.timeout));
+        p.dns_name, p.dns_port ? p.dns_port : listen->port, dns::dnsConfig(cfg).timeout));
   if (!p.peers_file.empty()) sources.push_back(std::make_unique<FileSource>(p.peers_file));
   auto membership = std::make_unique<Membership>(std::move(sources), p.grace_period);
 
@@ -72,20 +76,28 @@ core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& c
   // A probe never outlives its round: timeouts are capped at half the interval.
   auto cap = std::max(p.interval / 2, config::Duration(10));
   // Knocks are one echo with the tcp kind's timeouts; resolutions use the dns kind's.
-  o.connect_timeout = std::min(cfg.probes.tcp.connect_timeout, cap);
-  o.echo_timeout = std::min(cfg.probes.tcp.echo_timeout, cap);
-  o.dns_timeout = std::min(cfg.probes.dns.timeout, cap);
+  o.connect_timeout = std::min(tcp::tcpConfig(cfg).connect_timeout, cap);
+  o.echo_timeout = std::min(tcp::tcpConfig(cfg).echo_timeout, cap);
+  o.dns_timeout = std::min(dns::dnsConfig(cfg).timeout, cap);
   o.workers = p.workers;
 
   std::vector<std::shared_ptr<ProbeKind>> kinds;
-  KindSetup setup{cfg, o.node_name, o.secret, p.interval, resource_group};
-  for (const auto& reg : probeKinds()) {
+  KindSetup setup{cfg, o.node_name, o.secret, p.interval, resource_group, std::move(metrics)};
+  auto registrations = probeKinds();
+  if (auto err = checkFrameRanges(registrations)) return core::Error{*err};
+  for (const auto& reg : registrations) {
     if (!cfg.probes.enabled(reg.name, reg.enabled_by_default)) continue;
     auto kind = reg.make(setup);
     if (!kind) return core::Error{"probe kind " + reg.name + ": " + kind.error().message};
     if ((*kind)->name() != reg.name)
       return core::Error{"probe kind " + reg.name + " calls itself " +
                          std::string((*kind)->name())};
+    // A kind answers only its own frame types (or, a test's kind, the private range).
+    for (const auto& h : (*kind)->handlers())
+      for (FrameType t : {h.request, h.reply})
+        if (!reg.frames.contains(t) && t < FrameType::kPrivateFirst)
+          return core::Error{"probe kind " + reg.name + " serves frame type " +
+                             std::to_string(static_cast<int>(t)) + " outside its range"};
     kinds.push_back(std::move(*kind));
   }
   return std::make_shared<PeerProber>(std::move(o), std::move(membership), std::move(kinds));

@@ -21,7 +21,9 @@ core::Result<std::string> readSecretFile(const std::string& path);
 // configured but cannot run safely (no or short secret, bad addresses, no OpenSSL for its
 // HMAC: core/openssl.h), or a kind cannot be built. Nothing is started. `resource_group`: the
 // node's group when one is set (KindSetup).
-core::Result<std::shared_ptr<PeerProber>> makePeerProber(const config::Config& cfg,
-                                                         const std::string& resource_group = "");
+// `metrics`: the optional series the configuration turns on, for the kinds (KindSetup).
+core::Result<std::shared_ptr<PeerProber>> makePeerProber(
+    const config::Config& cfg, const std::string& resource_group = "",
+    std::shared_ptr<const core::MetricSelection> metrics = nullptr);
 
 }  // namespace fabricwatch::probes

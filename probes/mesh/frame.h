@@ -25,9 +25,10 @@ inline constexpr size_t kHeaderSize = 4 + 1 + 1 + 2 + 4 + 8 + 8;
 inline constexpr size_t kMacSize = 32;
 inline constexpr size_t kMaxPayload = 16 * 1024;  // echo and rendezvous frames are small
 
-// Every frame type of every probe kind is allocated here, so that no two kinds share one: a
-// frame's type is all that routes it to its handler (channel_server.h). A reply's payload starts
-// with the nonce of the request it answers.
+// A frame's type is all that routes it to its handler (channel_server.h), so no two kinds may
+// share one: the channel's own are here, and each kind declares its range with its registration
+// (probe_kind.h, FrameRange), which the registry checks (probes/registry.h). A reply's payload
+// starts with the nonce of the request it answers.
 enum class FrameType : uint8_t {
   // The channel's own. The echo is the mesh's hello (knocks, the tcp probe, who a peer is and
   // which instance of it runs); kDeclined answers a request that is not served (busy, disabled,
@@ -35,19 +36,7 @@ enum class FrameType : uint8_t {
   kEchoRequest = 1,
   kEchoReply = 2,
   kDeclined = 3,
-  // 16..31: the fabric (libfabric) probe (fabric_wire.h): its endpoint's name, and sessions.
-  kFabricHelloRequest = 16,
-  kFabricHelloReply = 17,
-  kFabricSessionRequest = 18,
-  kFabricSessionReply = 19,
-  // 32..47: the NCCL probe (nccl_messages.h): join a run as rank 1 with rank 0's unique id, the
-  // state of that run on the peer's side, cancel it.
-  kNcclRunRequest = 32,
-  kNcclRunReply = 33,
-  kNcclStatusRequest = 34,
-  kNcclStatusReply = 35,
-  kNcclCancelRequest = 36,
-  kNcclCancelReply = 37,
+  // 16..239: the probe kinds' (fabric 16-31, nccl 32-47: their registrations say).
   // 240..255: never sent by fabricwatch itself; free for tests and experiments.
   kPrivateFirst = 240,
 };

@@ -1,11 +1,13 @@
 #pragma once
-// The seam between the mesh and what it measures. A probe kind (tcp, dns, and the fabric and
-// NCCL probes to come) is one ProbeKind: the requests it serves on this node's channel, when it
-// runs in a round, how it probes one peer, and how its results render as facts
-// (probes.<kind>), metrics and its part of /api/v1/peers. The mesh (peer_prober.h) knows no
-// kind by name: it selects peers, runs the kinds that are due, keeps their latest results and
-// hands them back for rendering. Adding a kind is its own files, its line in kinds.cc and its
-// frame types in frame.h (docs/peers.md, "How to add a probe kind").
+// The seam between the mesh and what it measures. A probe kind (tcp, dns, fabric, nccl) is one
+// ProbeKind: the requests it serves on this node's channel, when it runs in a round, how it
+// probes one peer, and how its results render as facts (probes.<kind>), metrics and its part of
+// /api/v1/peers. The mesh (peer_prober.h) knows no kind by name: it selects peers, runs the
+// kinds that are due, keeps their latest results and hands them back for rendering. A kind
+// comes with everything else through its KindRegistration: its configuration table, flags,
+// frame types, optional series, fact sources and docs. Adding a kind is its folder
+// (probes/kinds/<kind>/), its line in probes/registry.cc and its docs page (docs/peers.md,
+// "How to add a probe kind").
 
 #include <atomic>
 #include <chrono>
@@ -18,10 +20,13 @@
 #include <vector>
 
 #include "config/config.h"
+#include "config/schema.h"
+#include "core/metric_selection.h"
 #include "core/metrics.h"
 #include "core/result.h"
 #include "core/value.h"
 #include "probes/mesh/channel_server.h"
+#include "probes/mesh/source_registration.h"
 
 namespace fabricwatch::probes {
 
@@ -114,7 +119,8 @@ class ProbeKind {
   virtual std::string_view name() const = 0;
   virtual ProbeSchedule schedule() const = 0;
 
-  // Server side: the request types it answers on this node's channel (frame.h allocates them).
+  // Server side: the request types it answers on this node's channel, inside the frame range
+  // its registration declares.
   virtual std::vector<RequestHandler> handlers() { return {}; }
   // Ends server-side work (sessions, children) at shutdown; the channel has stopped already.
   virtual void stop() {}
@@ -164,18 +170,40 @@ struct KindSetup {
   // label file); "" when the policy stage will derive it from the facts, which the mesh starts
   // before. A kind may choose by it (the fabric kind's provider).
   std::string resource_group;
+  // The optional series the configuration turns on (null: none): a kind renders a family its
+  // registration declares optional only when wants() says so.
+  std::shared_ptr<const core::MetricSelection> metrics;
+  bool wants(std::string_view family) const { return metrics && metrics->family(family); }
+};
+
+// The frame types a kind's requests and replies use on the peer channel: [first, first + count).
+// Declared by the kind (they are its wire protocol, stable across versions); the registry
+// checks that no two kinds, and neither the channel's own types (1-15) nor the private range
+// (240-255), overlap (probes/registry.h, checkFrameRanges).
+struct FrameRange {
+  uint8_t first = 0;
+  uint8_t count = 0;
+  bool contains(FrameType t) const {
+    auto v = static_cast<unsigned>(t);
+    return v >= first && v < unsigned{first} + count;
+  }
 };
 
 struct KindRegistration {
   std::string name;
   bool enabled_by_default = true;  // else [probes.<name>] enabled = true, --probe.<name>.enabled
   std::function<core::Result<std::shared_ptr<ProbeKind>>(const KindSetup&)> make;
+  // Its table [probes.<name>] (config::TableKeys over a struct of its own, kept in
+  // Config::tables); its keys' flags come from there. Empty name: the kind has no keys.
+  config::TableDef config;
+  FrameRange frames;  // empty: it serves no request of its own
+  // Series it renders only when [probes.<name>] extra_metrics asks (docs/metrics.md).
+  std::vector<core::OptionalMetric> optional_metrics;
+  // Fact sources that come with it (the nccl kind's local run), run by the scheduler.
+  std::vector<SourceRegistration> sources;
+  // The page that documents its keys (a table row each: a test checks); the built-in kinds
+  // share docs/configuration.md, a new kind may bring a page of its own.
+  std::string docs;
 };
-
-// Every kind this binary knows: the built-in ones (kinds.cc) and those registered at run time
-// (a test's own kind). Registering a name again replaces it.
-void registerProbeKind(KindRegistration r);
-std::vector<KindRegistration> probeKinds();
-std::vector<std::string> probeKindNames();
 
 }  // namespace fabricwatch::probes

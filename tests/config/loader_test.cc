@@ -195,66 +195,6 @@ TEST(LoaderTest, ProbeKindsAreTurnedOnAndOffByName) {
   EXPECT_EQ(problem("[probe]\ndns_probe = false\n"), "2:1: unknown key \"probe.dns_probe\"");
 }
 
-TEST(LoaderTest, EachKindsOwnKeysLiveInItsTable) {
-  auto r = loadConfig(
-      "[probes.tcp]\nsamples = 3\nconnect_timeout = \"300ms\"\necho_timeout = \"200ms\"\n"
-      "[probes.dns]\ntimeout = \"700ms\"\n",
-      "t.toml");
-  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  EXPECT_EQ(r.config.probes.tcp.samples, 3);
-  EXPECT_EQ(r.config.probes.tcp.connect_timeout.count(), 300);
-  EXPECT_EQ(r.config.probes.tcp.echo_timeout.count(), 200);
-  EXPECT_EQ(r.config.probes.dns.timeout.count(), 700);
-  // Where they used to be, they are unknown now: there is one place for each key.
-  for (const char* old : {"samples_per_peer = 3", "connect_timeout = \"1s\"",
-                          "echo_timeout = \"1s\"", "dns_timeout = \"1s\""}) {
-    auto o = loadConfig(std::string("[probe]\n") + old + "\n", "t.toml");
-    ASSERT_EQ(o.problems.size(), 1u) << old;
-    EXPECT_NE(o.problems[0].message.find("unknown key"), std::string::npos) << old;
-  }
-}
-
-TEST(LoaderTest, FabricProbeKeys) {
-  auto r = loadConfig(
-      "[probes.fabric]\nprovider = \"udp;ofi_rxd\"\nlatency_size = \"4KiB\"\n"
-      "iterations = 1000\nbandwidth_interval = \"0s\"\nregister_buffers = true\n"
-      "group_providers = [\"efa-*=efa\", \"ib-*=verbs;ofi_rxm\"]\n",
-      "t.toml");
-  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
-  const auto& f = r.config.probes.fabric;
-  EXPECT_EQ(f.provider, "udp;ofi_rxd");
-  EXPECT_EQ(f.provider_origin, Config::Probes::Fabric::Origin::kConfig);
-  EXPECT_EQ(f.latency_size, 4096u);
-  EXPECT_EQ(f.iterations, 1000);
-  EXPECT_EQ(f.bandwidth_interval.count(), 0);
-  EXPECT_TRUE(f.register_buffers);
-  EXPECT_EQ(f.group_providers.size(), 2u);
-  // Defaults: auto, and the shipped groups pinned.
-  Config d;
-  EXPECT_EQ(d.probes.fabric.provider, "auto");
-  EXPECT_EQ(d.probes.fabric.provider_origin, Config::Probes::Fabric::Origin::kDefault);
-  EXPECT_EQ(d.probes.fabric.group_providers.front(), "efa*=efa");
-
-  // An unknown provider is a positioned error that lists the known ones.
-  std::string p = problem("[probes.fabric]\nprovider = \"efa;ofi_rxm;x\"\n");
-  EXPECT_EQ(p.rfind("2:12: unknown libfabric provider \"efa;ofi_rxm;x\": use auto, efa, verbs", 0),
-            0u)
-      << p;
-  EXPECT_EQ(problem("[probes.fabric]\nprovider = \"vrebs\"\n").substr(0, 45),
-            "2:12: unknown libfabric provider \"vrebs\": use");
-  EXPECT_EQ(problem("[probes.fabric]\ngroup_providers = [\"efa-*\"]\n"),
-            "2:19: group provider \"efa-*\" must be GLOB=PROVIDER, e.g. \"efa-*=efa\" or "
-            "\"ib-*=verbs;ofi_rxm\"");
-  EXPECT_EQ(problem("[probes.fabric]\nlatency_size = \"8B\"\n"),
-            "2:16: size \"8B\" must be 16 bytes to 64 MiB, written as e.g. \"64B\", \"4KiB\" or "
-            "\"1MiB\"");
-  // Bandwidth needs a warm-up window and a timed one within its byte budget.
-  EXPECT_EQ(problem("[probes.fabric]\nbandwidth_size = \"1MiB\"\nbandwidth_window = 16\n"
-                    "bandwidth_bytes = \"16MiB\"\n"),
-            "4:19: probes.fabric.bandwidth_bytes (16777216) must hold at least two windows of "
-            "bandwidth_window x bandwidth_size (16777216 bytes each): one to warm up, one to time");
-}
-
 TEST(LoaderTest, SyntaxErrorIsPositioned) {
   auto r = loadConfig("[web]\nthreads = = 4\n", "t.toml");
   ASSERT_EQ(r.problems.size(), 1u);

@@ -32,7 +32,8 @@ TEST(FlagsTest, DefaultsApplyWhenUnset) {
 TEST(FlagsTest, RejectsUnknownAndIncompleteFlags) {
   EXPECT_EQ(makeFlags().parse({"--nope"}), "unknown flag --nope");
   EXPECT_EQ(makeFlags().parse({"--format"}), "flag --format needs a value");
-  EXPECT_EQ(makeFlags().parse({"--help=maybe"}), "flag --help takes no value (or =true/=false)");
+  EXPECT_EQ(makeFlags().parse({"--help=maybe"}),
+            "flag --help: expected true or false, got \"maybe\"");
 }
 
 TEST(FlagsTest, HelpListsFlagsWithDefaults) {

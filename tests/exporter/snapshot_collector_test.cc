@@ -12,6 +12,7 @@
 #include "probes/mesh/membership.h"
 #include "probes/mesh/peer_prober.h"
 #include "probes/mesh/peer_source.h"
+#include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::exporter {
@@ -50,7 +51,8 @@ TEST(RenderSnapshotTest, PeerAndPolicyMetricsComeFromTheSnapshotNotLiveObjects) 
 
   testing::TempDir dir;
   std::string pack = dir.write("demo.yaml", kPack);
-  auto packs = std::make_shared<policy::PackStore>(policy::PackStoreOptions{{pack}, false, {}});
+  auto packs = std::make_shared<policy::PackStore>(
+      policy::PackStoreOptions{{pack}, false, {}, testing::factRoots()});
   ASSERT_TRUE(packs->reload().empty());
 
   core::SnapshotStore store;

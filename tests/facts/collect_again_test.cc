@@ -56,10 +56,10 @@ TEST(CollectAgainTest, EveryFixtureReadsTheSameEachTime) {
   for (const auto& name : fixtureRoots()) {
     std::string root = testing::fixture(name);
     std::vector<core::Value> reference;
-    for (auto& s : makeNodeSources()) reference.push_back(s->collect({root}).facts);
+    for (auto& s : probes::makeNodeSources()) reference.push_back(s->collect({root}).facts);
     for (bool kept : {true, false}) {
       setKeptFileLimit(kept ? 16384 : 0);
-      auto sources = makeNodeSources();
+      auto sources = probes::makeNodeSources();
       for (int round = 0; round < 3; ++round) {
         for (size_t i = 0; i < sources.size(); ++i) {
           core::Collection c = sources[i]->collect({root});

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/snapshot.h"
-#include "facts/sources.h"
+#include "probes/registry.h"
 #include "tests/support/paths.h"
 
 namespace fabricwatch::facts {
@@ -25,7 +25,7 @@ struct FixtureFacts {
 
 inline FixtureFacts collectRoot(const std::string& root) {
   FixtureFacts out;
-  for (auto& s : makeNodeSources()) {
+  for (auto& s : probes::makeNodeSources()) {
     core::Collection c = s->collect({root});
     core::mergeFacts(out.facts, c.facts);
     out.read_errors += c.read_errors;

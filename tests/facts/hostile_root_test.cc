@@ -12,8 +12,8 @@
 
 #include "core/host_fs.h"
 #include "facts/fact_reader.h"
+#include "facts/kernel_source.h"
 #include "facts/rdma_source.h"
-#include "facts/sources.h"
 #include "tests/facts/fixture_facts.h"
 #include "tests/support/temp_dir.h"
 
@@ -98,7 +98,7 @@ TEST(HostileRootTest, AFifoWhereAPortStateBelongsDoesNotWedgeTheRdmaSource) {
 // read); the next one after the file is back has it again, from the same source object.
 TEST(HostileRootTest, FilesThatVanishOrTurnUnreadableBetweenCollectionsComeBack) {
   RootCopy root("ib_ndr");
-  auto src = makeNodeSource("kernel");
+  std::shared_ptr<core::Source> src = std::make_shared<KernelSource>();
   ASSERT_NE(src, nullptr);
   std::string release = root / "proc/sys/kernel/osrelease";
   auto collect = [&] { return src->collect({root.path()}); };

@@ -22,7 +22,7 @@ core::MetricFamilies renderAll(const core::Value& facts,
     snap.metric_selection = sel;
   }
   core::MetricFamilies out;
-  for (auto& s : makeNodeSources()) s->renderMetrics(snap, out);
+  for (auto& s : probes::makeNodeSources()) s->renderMetrics(snap, out);
   return out;
 }
 

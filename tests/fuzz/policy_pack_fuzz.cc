@@ -9,12 +9,14 @@
 #include "core/yaml_load.h"
 #include "policy/pack_loader.h"
 #include "policy/yaml_value.h"
+#include "probes/registry.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace policy = fabricwatch::policy;
   namespace core = fabricwatch::core;
   std::string_view text(reinterpret_cast<const char*>(data), size);
-  policy::PackLoadResult r = policy::loadPackText(text, "fuzz.yaml");
+  policy::PackLoadResult r =
+      policy::loadPackText(text, "fuzz.yaml", fabricwatch::probes::factRoots());
   for (const auto& d : r.problems) {
     if (d.message.empty()) std::abort();
     (void)d.format();

@@ -5,13 +5,15 @@
 
 #include "policy/pack_loader.h"
 #include "policy/yaml_value.h"
+#include "tests/support/registry.h"
 
 namespace fabricwatch::policy {
 namespace {
 
 PackSet load(const std::string& spec) {
-  auto r = loadPackText(
-      "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: p}\n" + spec, "p.yaml");
+  auto r =
+      loadPackText("apiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: p}\n" + spec,
+                   "p.yaml", testing::factRoots());
   EXPECT_TRUE(r.ok()) << core::formatAll(r.problems);
   return r.packs;
 }

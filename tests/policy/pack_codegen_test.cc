@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/pack_loader.h"
+#include "tests/support/registry.h"
 
 namespace fabricwatch::policy {
 namespace {
@@ -45,7 +46,7 @@ spec:
       expression: 'has(workload.env)'
       remediation: set it
 )",
-                        "config/policies/demo.yaml");
+                        "config/policies/demo.yaml", testing::factRoots());
   ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
   std::string src = packSetSource(r.packs);
   EXPECT_NE(

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/registry.h"
+
 namespace fabricwatch::policy {
 namespace {
 
@@ -40,7 +42,7 @@ spec:
 )";
 
 TEST(PackLoaderTest, LoadsAWellFormedPack) {
-  auto r = loadPackText(kGood, "demo.yaml");
+  auto r = loadPackText(kGood, "demo.yaml", testing::factRoots());
   ASSERT_TRUE(r.ok()) << problems(r);
   ASSERT_EQ(r.packs.size(), 1u);
   const Pack& p = r.packs[0];
@@ -68,7 +70,7 @@ std::string withRule(const std::string& rule) {
 TEST(PackLoaderTest, UnknownFieldIsPositioned) {
   auto r = loadPackText(withRule("    - id: a\n      severity: info\n      expresion: 'true'\n"
                                  "      expression: 'true'\n      remediation: x\n"),
-                        "p.yaml");
+                        "p.yaml", testing::factRoots());
   EXPECT_EQ(first(r),
             "p.yaml:8:7: unknown field \"expresion\" in rule (known: id, description, "
             "severity, subject, expression, message, messageExpression, remediation)");
@@ -79,7 +81,7 @@ TEST(PackLoaderTest, UnknownTopLevelAndSpecFields) {
   auto r = loadPackText(
       "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: t}\n"
       "spec:\n  rules: []\n  extra: 1\nstatus: {}\n",
-      "p.yaml");
+      "p.yaml", testing::factRoots());
   ASSERT_EQ(r.problems.size(), 2u) << problems(r);
   EXPECT_EQ(r.problems[0].format().substr(0, r.problems[0].format().find('\n')),
             "p.yaml:7:1: unknown field \"status\" in document (known: apiVersion, kind, metadata, "
@@ -92,7 +94,7 @@ TEST(PackLoaderTest, DuplicateRuleIdNamesTheFirst) {
   auto r =
       loadPackText(withRule("    - {id: a, severity: info, expression: 'true', remediation: x}\n"
                             "    - {id: a, severity: info, expression: 'true', remediation: x}\n"),
-                   "p.yaml");
+                   "p.yaml", testing::factRoots());
   EXPECT_EQ(first(r), "p.yaml:7:12: duplicate rule id \"a\" (first defined at line 6)");
 }
 
@@ -100,7 +102,7 @@ TEST(PackLoaderTest, BadSeveritySubjectAndMissingFields) {
   auto r = loadPackText(withRule("    - id: a\n      severity: fatal\n      subject: pod\n"
                                  "      expression: 'true'\n      remediation: x\n"
                                  "    - id: b\n      severity: info\n"),
-                        "p.yaml");
+                        "p.yaml", testing::factRoots());
   ASSERT_EQ(r.problems.size(), 4u) << problems(r);
   EXPECT_EQ(first(r),
             "p.yaml:7:17: rule \"a\": unknown severity \"fatal\" (use critical, warning or info)");
@@ -113,8 +115,9 @@ TEST(PackLoaderTest, BadSeveritySubjectAndMissingFields) {
 }
 
 TEST(PackLoaderTest, ApiVersionKindAndNames) {
-  auto r = loadPackText(
-      "apiVersion: v2\nkind: Pack\nmetadata: {name: Bad_Name}\nspec: {rules: []}\n", "p.yaml");
+  auto r =
+      loadPackText("apiVersion: v2\nkind: Pack\nmetadata: {name: Bad_Name}\nspec: {rules: []}\n",
+                   "p.yaml", testing::factRoots());
   ASSERT_EQ(r.problems.size(), 3u) << problems(r);
   EXPECT_EQ(first(r), "p.yaml:1:13: unsupported apiVersion \"v2\" (want fabricwatch.io/v1)");
   EXPECT_EQ(r.problems[1].line, 2);
@@ -124,7 +127,8 @@ TEST(PackLoaderTest, ApiVersionKindAndNames) {
 }
 
 TEST(PackLoaderTest, YamlSyntaxErrorIsPositionedWithSnippet) {
-  auto r = loadPackText("apiVersion: fabricwatch.io/v1\nkind: [PolicyPack\n", "p.yaml");
+  auto r = loadPackText("apiVersion: fabricwatch.io/v1\nkind: [PolicyPack\n", "p.yaml",
+                        testing::factRoots());
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_EQ(r.problems[0].line, 3);
   EXPECT_NE(r.problems[0].message.find("YAML syntax error"), std::string::npos);
@@ -135,13 +139,13 @@ TEST(PackLoaderTest, DuplicateVariablesAndPackNames) {
       "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: t}\nspec:\n"
       "  variables:\n    - {name: x, expression: '1'}\n    - {name: x, expression: '2'}\n"
       "  rules: []\n",
-      "p.yaml");
+      "p.yaml", testing::factRoots());
   EXPECT_EQ(first(r), "p.yaml:7:14: duplicate variable \"x\" (first defined at line 6)");
   auto two = loadPackText(
       "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: t}\nspec: {rules: []}\n"
       "---\napiVersion: fabricwatch.io/v1\nkind: PolicyPack\nmetadata: {name: t}\n"
       "spec: {rules: []}\n",
-      "p.yaml");
+      "p.yaml", testing::factRoots());
   EXPECT_EQ(first(two), "p.yaml:6:1: duplicate pack name \"t\" (also defined at p.yaml:1)");
 }
 
@@ -150,7 +154,7 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
   auto single = loadPackText(
       withRule("    - id: a\n      severity: info\n      expression: 'size(rmda.devices) > 0'\n"
                "      remediation: x\n"),
-      "p.yaml");
+      "p.yaml", testing::factRoots());
   ASSERT_FALSE(single.ok());
   EXPECT_EQ(single.problems[0].line, 8);
   EXPECT_EQ(single.problems[0].column, 25) << first(single);
@@ -159,7 +163,7 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
   auto dbl = loadPackText(
       withRule("    - id: a\n      severity: info\n      expression: \"kernel.release == \\\"5\\\" "
                "&& rmda\"\n      remediation: x\n"),
-      "p.yaml");
+      "p.yaml", testing::factRoots());
   ASSERT_FALSE(dbl.ok());
   EXPECT_EQ(dbl.problems[0].line, 8);
   EXPECT_EQ(dbl.problems[0].column, 47) << first(dbl);
@@ -167,7 +171,7 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
   auto plain =
       loadPackText(withRule("    - id: a\n      severity: info\n      expression: size(rmda) > 0\n"
                             "      remediation: x\n"),
-                   "p.yaml");
+                   "p.yaml", testing::factRoots());
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.problems[0].line, 8);
   EXPECT_EQ(plain.problems[0].column, 24) << first(plain);
@@ -175,7 +179,7 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
   auto block = loadPackText(withRule("    - id: a\n      severity: info\n      expression: |\n     "
                                      "   size(kernel.modules) > 0 &&\n"
                                      "          rmda.devices.all(d, true)\n      remediation: x\n"),
-                            "p.yaml");
+                            "p.yaml", testing::factRoots());
   ASSERT_FALSE(block.ok());
   EXPECT_EQ(block.problems[0].line, 10);
   EXPECT_EQ(block.problems[0].column, 11) << first(block);
@@ -184,7 +188,7 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
   auto folded = loadPackText(withRule("    - id: a\n      severity: info\n      expression: >-\n   "
                                       "     size(kernel.modules) > 0 &&\n"
                                       "        rmda.devices.all(d, true)\n      remediation: x\n"),
-                             "p.yaml");
+                             "p.yaml", testing::factRoots());
   ASSERT_FALSE(folded.ok());
   EXPECT_EQ(folded.problems[0].line, 10);
   EXPECT_EQ(folded.problems[0].column, 9) << first(folded);
@@ -193,13 +197,13 @@ TEST(PackLoaderTest, ExpressionErrorsMapToFilePositions) {
 TEST(PackLoaderTest, WorkloadIsOnlyVisibleToWorkloadRules) {
   auto r = loadPackText(withRule("    - {id: a, severity: info, expression: 'has(workload.env)', "
                                  "remediation: x}\n"),
-                        "p.yaml");
+                        "p.yaml", testing::factRoots());
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.problems[0].line, 6);
 }
 
 TEST(PackLoaderTest, ShippedPacksAllLoad) {
-  auto r = loadEmbeddedPacks();
+  auto r = loadEmbeddedPacks(testing::factRoots());
   ASSERT_TRUE(r.ok()) << problems(r);
   std::vector<std::string> names;
   for (const auto& p : r.packs) names.push_back(p.name);

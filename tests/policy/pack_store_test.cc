@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/pack_loader.h"
+#include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::policy {
@@ -45,7 +46,7 @@ TEST(PackStoreTest, EditingATestFileDoesNotReloadThePacks) {
   testing::TempDir dir;
   dir.write("demo.yaml", kStorePack);
   dir.write("demo_test.yaml", kTest);
-  PackStore store(PackStoreOptions{{dir.path()}, /*shipped=*/false, 1ms});
+  PackStore store(PackStoreOptions{{dir.path()}, /*shipped=*/false, 1ms, testing::factRoots()});
   ASSERT_TRUE(store.reload().empty());
   auto now = std::chrono::steady_clock::now();
   EXPECT_FALSE(store.reloadIfChanged(now));

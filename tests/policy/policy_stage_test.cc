@@ -8,6 +8,7 @@
 #include "core/snapshot.h"
 #include "core/text_format.h"
 #include "policy/yaml_value.h"
+#include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::policy {
@@ -33,7 +34,8 @@ std::string render(const PolicyStage& stage, const core::Snapshot& snap) {
 TEST(PolicyStageTest, EvaluatesEachSnapshotAndRendersMetrics) {
   testing::TempDir dir;
   std::string file = dir.write("demo.yaml", kPack);
-  auto store = std::make_shared<PackStore>(PackStoreOptions{{file}, /*shipped=*/false, {}});
+  auto store = std::make_shared<PackStore>(
+      PackStoreOptions{{file}, /*shipped=*/false, {}, testing::factRoots()});
   ASSERT_TRUE(store->reload().empty());
   StageOptions opts;
   opts.group.config = "test-a";
@@ -104,8 +106,8 @@ workloads:
 TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {
   testing::TempDir dir;
   std::string file = dir.write("demo.yaml", kPack);
-  auto store = std::make_shared<PackStore>(
-      PackStoreOptions{{dir.path()}, /*shipped=*/false, std::chrono::milliseconds(1)});
+  auto store = std::make_shared<PackStore>(PackStoreOptions{
+      {dir.path()}, /*shipped=*/false, std::chrono::milliseconds(1), testing::factRoots()});
   ASSERT_TRUE(store->reload().empty());
   ASSERT_EQ(store->current()->size(), 1u);
 
@@ -142,7 +144,7 @@ TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {
 
 TEST(PolicyStageTest, ResourceGroupFromTheLabelFileOrDerived) {
   testing::TempDir dir;
-  auto store = std::make_shared<PackStore>(PackStoreOptions{{}, false, {}});
+  auto store = std::make_shared<PackStore>(PackStoreOptions{{}, false, {}, testing::factRoots()});
   store->reload();
   StageOptions opts;
   opts.resource_group_file = dir.write("labels", "fabricwatch.io/resource-group=\"ib-ndr\"\n");

@@ -10,6 +10,7 @@
 #include "policy/embedded_pack.h"
 #include "policy/pack_loader.h"
 #include "tests/support/paths.h"
+#include "tests/support/registry.h"
 
 namespace fabricwatch::policy {
 namespace {
@@ -44,9 +45,9 @@ TEST(ShippedPacksTest, EmbeddedDataIsWhatTheYamlLoads) {
   }
   std::vector<PackText> files;
   for (size_t i = 0; i < names.size(); ++i) files.push_back({names[i], texts[i]});
-  PackLoadResult want = loadPackTexts(files);
+  PackLoadResult want = loadPackTexts(files, testing::factRoots());
   ASSERT_TRUE(want.ok()) << core::formatAll(want.problems);
-  PackLoadResult got = loadEmbeddedPacks();
+  PackLoadResult got = loadEmbeddedPacks(testing::factRoots());
   ASSERT_TRUE(got.ok()) << core::formatAll(got.problems);
 
   ASSERT_EQ(got.packs.size(), want.packs.size());
@@ -93,7 +94,7 @@ TEST(ShippedPacksTest, AnExpressionThatDoesNotCompileIsPositioned) {
                            {10, 7}}};
   EmbeddedPack packs[] = {
       {"config/policies/x.yaml", "x", "", {1, 1}, {}, EmbeddedExpr{}, {}, rules}};
-  PackLoadResult r = packsFromEmbedded(packs);
+  PackLoadResult r = packsFromEmbedded(packs, testing::factRoots());
   ASSERT_EQ(r.problems.size(), 1u);
   EXPECT_TRUE(r.packs.empty());
   EXPECT_EQ(r.problems[0].file, "config/policies/x.yaml");
@@ -112,7 +113,7 @@ TEST(ShippedPacksTest, WorkloadRulesSeeTheWorkload) {
                            "fix it",
                            {2, 3}}};
   EmbeddedPack packs[] = {{"x.yaml", "x", "", {1, 1}, {}, EmbeddedExpr{}, {}, rules}};
-  PackLoadResult r = packsFromEmbedded(packs);
+  PackLoadResult r = packsFromEmbedded(packs, testing::factRoots());
   ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
   ASSERT_EQ(r.packs.size(), 1u);
   EXPECT_EQ(r.packs[0].rules[0].subject, Subject::kWorkload);

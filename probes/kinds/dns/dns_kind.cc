@@ -107,10 +107,15 @@ std::shared_ptr<ProbeKind> makeDnsKind(std::chrono::milliseconds timeout) {
 }
 
 KindRegistration dnsKindRegistration() {
-  return {"dns", true, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
-            auto cap = std::max(s.interval / 2, config::Duration(10));
-            return makeDnsKind(std::min(s.config.probes.dns.timeout, cap));
-          }};
+  KindRegistration r;
+  r.name = "dns";
+  r.make = [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
+    auto cap = std::max(s.interval / 2, config::Duration(10));
+    return makeDnsKind(std::min(dnsConfig(s.config).timeout, cap));
+  };
+  r.config = dnsConfigTable();
+  r.docs = "docs/configuration.md";
+  return r;
 }
 
 }  // namespace fabricwatch::probes::dns

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "probes/kinds/dns/dns_config.h"
 #include "probes/mesh/dns_probe.h"
 #include "probes/mesh/probe_kind.h"
 

@@ -55,9 +55,9 @@ class FabricKind : public ProbeKind {
   }
 
   std::vector<RequestHandler> handlers() override {
-    return {{FrameType::kFabricHelloRequest, FrameType::kFabricHelloReply, 512,
+    return {{kFabricHelloRequest, kFabricHelloReply, 512,
              [this](std::string_view payload, const Sender&) { return hello(payload); }},
-            {FrameType::kFabricSessionRequest, FrameType::kFabricSessionReply, 1024,
+            {kFabricSessionRequest, kFabricSessionReply, 1024,
              [this](std::string_view payload, const Sender&) { return session(payload); }}};
   }
   void stop() override {
@@ -142,9 +142,8 @@ const PeerEndpoint* FabricKind::peerEndpoint(const PeerContext& ctx, ChannelClie
       it->second.instance == ctx.peer.instance)
     return &it->second;
   if (it != peers_.end()) initiator_.forget(it->second.name);
-  CallResult c =
-      ch.call(FrameType::kFabricHelloRequest, encodeFabricHello({initiator_.facts().provider}),
-              FrameType::kFabricHelloReply, std::min(left(ctx), milliseconds(1000)));
+  CallResult c = ch.call(kFabricHelloRequest, encodeFabricHello({initiator_.facts().provider}),
+                         kFabricHelloReply, std::min(left(ctx), milliseconds(1000)));
   if (c.declined) {
     fail(r, "declined", "hello", *c.declined);
     return nullptr;
@@ -180,8 +179,8 @@ bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, FabricR
     // that the next probe found it busy in turn and started its session late.
     spec.timeout_ms = static_cast<uint32_t>(left(ctx).count());
     FabricSessionRequest req{spec, initiator_.facts().provider, initiator_.name()};
-    CallResult c = ch.call(FrameType::kFabricSessionRequest, encodeFabricSessionRequest(req),
-                           FrameType::kFabricSessionReply, std::min(left(ctx), milliseconds(1000)));
+    CallResult c = ch.call(kFabricSessionRequest, encodeFabricSessionRequest(req),
+                           kFabricSessionReply, std::min(left(ctx), milliseconds(1000)));
     if (c.declined && *c.declined == "busy") {
       // The peer serves another prober's session (milliseconds): try again until the deadline.
       auto nap = milliseconds(1 + rng() % 10);
@@ -368,45 +367,50 @@ std::shared_ptr<ProbeKind> makeFabricKind(FabricKindOptions opts) {
 }
 
 KindRegistration fabricKindRegistration() {
-  return {"fabric", false, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
-            const auto& f = s.config.probes.fabric;
-            std::vector<config::GroupProvider> table;
-            for (const auto& row : f.group_providers) {
-              std::string why;
-              if (auto g = config::parseGroupProvider(row, &why)) table.push_back(*g);
-            }
-            using Origin = config::Config::Probes::Fabric::Origin;
-            auto choice = fabric::chooseProvider(f.provider, f.provider_origin == Origin::kFlag,
-                                                 table, s.resource_group);
-            FabricKindOptions o;
-            o.secret = s.secret;
-            o.node_name = s.node_name;
-            o.endpoint.provider = choice.provider;
-            o.endpoint.domain = f.domain;
-            o.endpoint.source_address = sourceAddress(s.config.peer.listen_address);
-            o.endpoint.register_buffers = f.register_buffers;
-            o.provider_origin = choice.origin;
-            if (choice.origin == "group") o.resource_group = s.resource_group;
-            o.latency_size = static_cast<uint32_t>(f.latency_size);
-            o.warmup = static_cast<uint32_t>(f.warmup);
-            o.iterations = static_cast<uint32_t>(f.iterations);
-            o.bandwidth_size = static_cast<uint32_t>(f.bandwidth_size);
-            o.bandwidth_window = static_cast<uint32_t>(f.bandwidth_window);
-            o.bandwidth_bytes = f.bandwidth_bytes;
-            o.bandwidth_round_bytes = f.bandwidth_round_bytes;
-            auto interval = std::max<int64_t>(s.interval.count(), 1);
-            o.bandwidth_every_rounds = f.bandwidth_interval.count() == 0
-                                           ? 0
-                                           : static_cast<uint64_t>(std::max<int64_t>(
-                                                 1, f.bandwidth_interval.count() / interval));
-            o.endpoint.max_message = o.bandwidth_every_rounds
-                                         ? std::max(o.latency_size, o.bandwidth_size)
-                                         : o.latency_size;
-            o.timeout = std::min(f.timeout, std::max(s.interval / 2, config::Duration(10)));
-            o.hmem = f.hmem;
-            o.cudart = fabric::cudartNames(f.cudart_library);
-            return makeFabricKind(std::move(o));
-          }};
+  KindRegistration r;
+  r.name = "fabric";
+  r.enabled_by_default = false;
+  r.make = [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
+    const auto& f = fabricConfig(s.config);
+    std::vector<GroupProvider> table;
+    for (const auto& row : f.group_providers) {
+      std::string why;
+      if (auto g = parseGroupProvider(row, &why)) table.push_back(*g);
+    }
+    auto choice = fabric::chooseProvider(
+        f.provider, f.provider_origin == FabricConfig::Origin::kFlag, table, s.resource_group);
+    FabricKindOptions o;
+    o.secret = s.secret;
+    o.node_name = s.node_name;
+    o.endpoint.provider = choice.provider;
+    o.endpoint.domain = f.domain;
+    o.endpoint.source_address = sourceAddress(s.config.peer.listen_address);
+    o.endpoint.register_buffers = f.register_buffers;
+    o.provider_origin = choice.origin;
+    if (choice.origin == "group") o.resource_group = s.resource_group;
+    o.latency_size = static_cast<uint32_t>(f.latency_size);
+    o.warmup = static_cast<uint32_t>(f.warmup);
+    o.iterations = static_cast<uint32_t>(f.iterations);
+    o.bandwidth_size = static_cast<uint32_t>(f.bandwidth_size);
+    o.bandwidth_window = static_cast<uint32_t>(f.bandwidth_window);
+    o.bandwidth_bytes = f.bandwidth_bytes;
+    o.bandwidth_round_bytes = f.bandwidth_round_bytes;
+    auto interval = std::max<int64_t>(s.interval.count(), 1);
+    o.bandwidth_every_rounds =
+        f.bandwidth_interval.count() == 0
+            ? 0
+            : static_cast<uint64_t>(std::max<int64_t>(1, f.bandwidth_interval.count() / interval));
+    o.endpoint.max_message =
+        o.bandwidth_every_rounds ? std::max(o.latency_size, o.bandwidth_size) : o.latency_size;
+    o.timeout = std::min(f.timeout, std::max(s.interval / 2, config::Duration(10)));
+    o.hmem = f.hmem;
+    o.cudart = fabric::cudartNames(f.cudart_library);
+    return makeFabricKind(std::move(o));
+  };
+  r.config = fabricConfigTable();
+  r.frames = kFabricFrames;
+  r.docs = "docs/configuration.md";
+  return r;
 }
 
 }  // namespace fabricwatch::probes::fabric

@@ -6,7 +6,7 @@
 // Each node keeps two RDM endpoints, opened once: a responder (probes/kinds/fabric/responder.h)
 // that serves one session at a time for the peers probing it, and a prober (initiator.h) for its
 // own probes. A prober learns a peer's endpoint name over the authenticated peer channel (hello,
-// FrameType::kFabricHello*) and caches it while the peer's instance and endpoint epoch stay the
+// kFabricHello*) and caches it while the peer's instance and endpoint epoch stay the
 // same; each measurement is a session the peer accepts over the channel first (or declines,
 // busy with another) and that both sides end by their deadlines. The kind runs exclusively
 // (alone, one peer at a time) every round for latency; bandwidth runs every
@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "probes/kinds/fabric/endpoint.h"
+#include "probes/kinds/fabric/fabric_config.h"
 #include "probes/kinds/fabric/hmem.h"
 #include "probes/kinds/fabric/responder.h"
 #include "probes/mesh/histogram.h"

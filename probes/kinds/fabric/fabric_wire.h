@@ -1,5 +1,5 @@
 #pragma once
-// The fabric kind's payloads on the peer channel (FrameType::kFabric*, 16-19, frame.h). The channel
+// The fabric kind's payloads on the peer channel (its frame types below, 16-31). The channel
 // authenticates them and binds each reply to its request; these are the bytes inside.
 //   hello:   the prober names its provider; the reply carries the responder's provider,
 //            fabric, endpoint name (the address to insert into an AV) and epoch (new whenever
@@ -16,8 +16,16 @@
 
 #include "probes/kinds/fabric/pingpong.h"
 #include "probes/mesh/frame.h"
+#include "probes/mesh/probe_kind.h"
 
 namespace fabricwatch::probes::fabric {
+
+// The kind's frame types, 16..31 (its registration's range): its endpoint's name, and sessions.
+inline constexpr FrameRange kFabricFrames{16, 16};
+inline constexpr FrameType kFabricHelloRequest{16};
+inline constexpr FrameType kFabricHelloReply{17};
+inline constexpr FrameType kFabricSessionRequest{18};
+inline constexpr FrameType kFabricSessionReply{19};
 
 struct FabricHello {
   std::string provider;

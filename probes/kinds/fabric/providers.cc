@@ -47,7 +47,7 @@ bool isSocketProvider(std::string_view prov_name) {
   return core == "tcp" || core == "udp" || core == "sockets" || core == "net";
 }
 
-std::optional<std::string> providerForGroup(const std::vector<config::GroupProvider>& table,
+std::optional<std::string> providerForGroup(const std::vector<GroupProvider>& table,
                                             std::string_view group) {
   if (group.empty()) return std::nullopt;
   std::string g(group);
@@ -57,7 +57,7 @@ std::optional<std::string> providerForGroup(const std::vector<config::GroupProvi
 }
 
 ProviderChoice chooseProvider(const std::string& configured, bool from_flag,
-                              const std::vector<config::GroupProvider>& table,
+                              const std::vector<GroupProvider>& table,
                               const std::string& resource_group) {
   if (from_flag) return {configured, "flag"};
   if (configured != kAuto) return {configured, "config"};

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config/fabric_providers.h"
+#include "probes/kinds/fabric/provider_names.h"
 
 namespace fabricwatch::probes::fabric {
 
@@ -35,7 +35,7 @@ bool providerMatches(std::string_view configured, std::string_view prov_name);
 bool isSocketProvider(std::string_view prov_name);
 
 // The provider for a resource group: the first row whose glob matches; nullopt if none does.
-std::optional<std::string> providerForGroup(const std::vector<config::GroupProvider>& table,
+std::optional<std::string> providerForGroup(const std::vector<GroupProvider>& table,
                                             std::string_view group);
 
 // How the provider was chosen, first that applies: the flag --probe.fabric.provider, the
@@ -46,7 +46,7 @@ struct ProviderChoice {
   std::string origin;    // flag | config | group | auto
 };
 ProviderChoice chooseProvider(const std::string& configured, bool from_flag,
-                              const std::vector<config::GroupProvider>& table,
+                              const std::vector<GroupProvider>& table,
                               const std::string& resource_group);
 
 // Names of the bits set in a mode word (FI_CONTEXT ...) and an mr_mode word (FI_MR_LOCAL ...),

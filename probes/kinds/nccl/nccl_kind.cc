@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "core/log.h"
+#include "probes/kinds/nccl/nccl_probe_source.h"
 #include "probes/kinds/nccl/nccl_report.h"
 #include "probes/kinds/nccl/nccl_responder.h"
 #include "probes/mesh/channel_client.h"
@@ -248,8 +249,7 @@ std::shared_ptr<NcclPeerResult> NcclKind::runWith(const PeerContext& ctx) {
     ChannelClient client(opts_.secret);
     CallResult c = client.connect(ctx.channel_address, opts_.connect_timeout);
     if (c.ok())
-      c = client.call(FrameType::kNcclRunRequest, encodeNcclRunRequest(rr),
-                      FrameType::kNcclRunReply, opts_.call_timeout);
+      c = client.call(kNcclRunRequest, encodeNcclRunRequest(rr), kNcclRunReply, opts_.call_timeout);
     r->asked = true;
     r->answered = c.failure == ChannelFailure::kNone;
     if (c.declined) {
@@ -324,8 +324,8 @@ void NcclKind::follow(const PeerContext& ctx, ChannelClient& client, uint64_t se
     cancel_sent = true;
     if (!client.connected() && !client.connect(ctx.channel_address, opts_.connect_timeout).ok())
       return;
-    client.call(FrameType::kNcclCancelRequest, encodeNcclCancelRequest({session}),
-                FrameType::kNcclCancelReply, opts_.call_timeout);
+    client.call(kNcclCancelRequest, encodeNcclCancelRequest({session}), kNcclCancelReply,
+                opts_.call_timeout);
   };
   while (true) {
     auto next_poll = Clock::now() + opts_.poll_interval;
@@ -337,8 +337,8 @@ void NcclKind::follow(const PeerContext& ctx, ChannelClient& client, uint64_t se
     CallResult st;
     if (!client.connected()) st = client.connect(ctx.channel_address, opts_.connect_timeout);
     if (client.connected())
-      st = client.call(FrameType::kNcclStatusRequest, encodeNcclStatusRequest({session}),
-                       FrameType::kNcclStatusReply, opts_.call_timeout);
+      st = client.call(kNcclStatusRequest, encodeNcclStatusRequest({session}), kNcclStatusReply,
+                       opts_.call_timeout);
     std::optional<NcclStatusReply> reply;
     if (st.ok()) reply = decodeNcclStatusReply(st.payload);
     if (reply && reply->known) {
@@ -391,22 +391,28 @@ std::shared_ptr<ProbeKind> makeNcclKind(NcclKindOptions opts) {
 }
 
 KindRegistration ncclKindRegistration() {
-  // Off by default, as Config::Probes::ncclEnabled() says: it runs NCCL on the GPUs.
-  return {"nccl", false, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
-            const auto& n = s.config.probes.nccl;
-            NcclKindOptions o;
-            o.run = nccl::runSettings(n);
-            o.rootfs = s.config.host.rootfs;
-            o.node_name = s.node_name;
-            o.secret = s.secret;
-            o.peers = n.peers;
-            o.operation = n.operation;
-            o.device = n.device;
-            auto interval = std::max<int64_t>(s.interval.count(), 1);
-            o.every_rounds =
-                std::max<uint64_t>(1, static_cast<uint64_t>(n.interval.count() / interval));
-            return makeNcclKind(std::move(o));
-          }};
+  KindRegistration r;
+  r.name = "nccl";
+  r.enabled_by_default = false;  // it runs NCCL on the GPUs: on only when asked (ncclEnabled)
+  r.make = [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
+    const auto& n = ncclConfig(s.config);
+    NcclKindOptions o;
+    o.run = nccl::runSettings(n);
+    o.rootfs = s.config.host.rootfs;
+    o.node_name = s.node_name;
+    o.secret = s.secret;
+    o.peers = n.peers;
+    o.operation = n.operation;
+    o.device = n.device;
+    auto interval = std::max<int64_t>(s.interval.count(), 1);
+    o.every_rounds = std::max<uint64_t>(1, static_cast<uint64_t>(n.interval.count() / interval));
+    return makeNcclKind(std::move(o));
+  };
+  r.config = ncclConfigTable();
+  r.frames = kNcclFrames;
+  r.sources = {ncclProbeSourceRegistration()};
+  r.docs = "docs/configuration.md";
+  return r;
 }
 
 }  // namespace fabricwatch::probes::nccl

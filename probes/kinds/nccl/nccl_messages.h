@@ -1,5 +1,5 @@
 #pragma once
-// The NCCL probe kind's payloads on the peer channel (frame types 32-37, frame.h). The prober's
+// The NCCL probe kind's payloads on the peer channel (its frame types below, 32-47). The prober's
 // daemon starts rank 0, which makes NCCL's unique id; it asks the peer's daemon to join as rank
 // 1 with that id and the run's parameters (NcclRunRequest: accepted at once, or declined with
 // the reason), then asks for the peer's side of the run until it has ended (NcclStatus), and
@@ -13,8 +13,19 @@
 #include <vector>
 
 #include "probes/kinds/nccl/probe_protocol.h"
+#include "probes/mesh/probe_kind.h"
 
 namespace fabricwatch::probes::nccl {
+
+// The kind's frame types, 32..47 (its registration's range): join a run as rank 1 with rank 0's
+// unique id, the state of that run on the peer's side, cancel it.
+inline constexpr FrameRange kNcclFrames{32, 16};
+inline constexpr FrameType kNcclRunRequest{32};
+inline constexpr FrameType kNcclRunReply{33};
+inline constexpr FrameType kNcclStatusRequest{34};
+inline constexpr FrameType kNcclStatusReply{35};
+inline constexpr FrameType kNcclCancelRequest{36};
+inline constexpr FrameType kNcclCancelReply{37};
 
 inline constexpr size_t kNcclUniqueIdBytes = 128;
 inline constexpr size_t kNcclMaxSizes = 16;

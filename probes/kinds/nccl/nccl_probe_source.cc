@@ -110,4 +110,26 @@ void NcclProbeSource::renderMetrics(const core::Snapshot& snapshot,
   out.push_back(std::move(alg));
 }
 
+SourceRegistration ncclProbeSourceRegistration() {
+  SourceRegistration r;
+  r.name = "nccl_probe";
+  r.fact_roots = {"probes"};
+  r.make = [](const SourceSetup& s) -> std::shared_ptr<core::Source> {
+    const auto& n = ncclConfig(s.config);
+    if (!s.daemon || !ncclEnabled(s.config) || !n.local) return nullptr;
+    NcclProbeOptions o;
+    static_cast<RunSettings&>(o) = runSettings(n);
+    o.run_at_start = n.run_at_start;
+    return std::make_shared<NcclProbeSource>(std::move(o));
+  };
+  r.schedule = [](const config::Config& c) {
+    const auto& n = ncclConfig(c);
+    // The source's own deadline lies beyond the child's, which the source enforces itself: the
+    // scheduler's is only a backstop (reading the log, a slow reap).
+    auto timeout = std::min<config::Duration>(n.interval, n.timeout + std::chrono::seconds(30));
+    return core::Schedule{n.interval, timeout};
+  };
+  return r;
+}
+
 }  // namespace fabricwatch::probes::nccl

@@ -19,6 +19,7 @@
 #include "core/value.h"
 #include "probes/kinds/nccl/heavy_gate.h"
 #include "probes/kinds/nccl/probe_run.h"
+#include "probes/mesh/source_registration.h"
 
 namespace fabricwatch::probes::nccl {
 
@@ -44,5 +45,9 @@ class NcclProbeSource : public core::Source {
   bool first_ = true;
   core::Value last_run_;  // the facts of the last run that ran (null before)
 };
+
+// The source as the nccl kind brings it: only in a daemon, with probes.nccl.enabled and
+// probes.nccl.local, on probes.nccl.interval.
+SourceRegistration ncclProbeSourceRegistration();
 
 }  // namespace fabricwatch::probes::nccl

@@ -52,11 +52,11 @@ NcclResponder::~NcclResponder() { stop(); }
 
 std::vector<RequestHandler> NcclResponder::handlers() {
   return {
-      {FrameType::kNcclRunRequest, FrameType::kNcclRunReply, 2048,
+      {kNcclRunRequest, kNcclRunReply, 2048,
        [this](std::string_view p, const Sender& s) { return onRun(p, s); }},
-      {FrameType::kNcclStatusRequest, FrameType::kNcclStatusReply, 64,
+      {kNcclStatusRequest, kNcclStatusReply, 64,
        [this](std::string_view p, const Sender& s) { return onStatus(p, s); }},
-      {FrameType::kNcclCancelRequest, FrameType::kNcclCancelReply, 64,
+      {kNcclCancelRequest, kNcclCancelReply, 64,
        [this](std::string_view p, const Sender& s) { return onCancel(p, s); }},
   };
 }

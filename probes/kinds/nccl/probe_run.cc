@@ -53,7 +53,7 @@ std::string lastLine(const std::string& output) {
 
 }  // namespace
 
-RunSettings runSettings(const config::Config::Probes::Nccl& c) {
+RunSettings runSettings(const NcclConfig& c) {
   RunSettings s;
   s.timeout = c.timeout;
   s.sizes = c.sizes;

@@ -19,6 +19,7 @@
 #include "gpu/gpu_holders.h"
 #include "nccl/log_parse.h"
 #include "nccl/log_verdict.h"
+#include "probes/kinds/nccl/nccl_config.h"
 #include "probes/kinds/nccl/probe_protocol.h"
 
 namespace fabricwatch::probes::nccl {
@@ -66,7 +67,7 @@ struct RunOutcome {
 };
 
 // The settings of [probes.nccl].
-RunSettings runSettings(const config::Config::Probes::Nccl& c);
+RunSettings runSettings(const NcclConfig& c);
 
 // A request with the settings' sizes, iterations and libraries, and this process as parent.
 ChildRequest baseRequest(const RunSettings& s);

@@ -172,12 +172,17 @@ std::shared_ptr<ProbeKind> makeTcpKind(TcpKindOptions opts) {
 }
 
 KindRegistration tcpKindRegistration() {
-  return {"tcp", true, [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
-            const auto& p = s.config.probes.tcp;
-            auto cap = std::max(s.interval / 2, config::Duration(10));
-            return makeTcpKind({s.secret, s.node_name, p.samples, std::min(p.connect_timeout, cap),
-                                std::min(p.echo_timeout, cap)});
-          }};
+  KindRegistration r;
+  r.name = "tcp";
+  r.make = [](const KindSetup& s) -> core::Result<std::shared_ptr<ProbeKind>> {
+    const auto& p = tcpConfig(s.config);
+    auto cap = std::max(s.interval / 2, config::Duration(10));
+    return makeTcpKind({s.secret, s.node_name, p.samples, std::min(p.connect_timeout, cap),
+                        std::min(p.echo_timeout, cap)});
+  };
+  r.config = tcpConfigTable();
+  r.docs = "docs/configuration.md";
+  return r;
 }
 
 }  // namespace fabricwatch::probes::tcp

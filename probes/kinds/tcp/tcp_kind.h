@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "probes/kinds/tcp/tcp_config.h"
 #include "probes/mesh/echo_client.h"
 #include "probes/mesh/probe_kind.h"
 

@@ -1,9 +1,7 @@
-// The probe-kind seam, proven with a kind that exists only in this file. "token" is shaped like
-// the fabric probe's endpoint-name exchange: a request type of its own on the peer channel, a
-// server-side handler that sees who asks, a per-peer cache that holds until the peer restarts,
-// and its own facts, metrics and /api/v1/peers part. It is registered here, enabled from the
-// configuration by name, and runs through the real channel server and prober over loopback:
-// nothing in probes/mesh names it.
+// The probe-kind seam, proven with a kind that exists only in the tests (token_kind.h): its
+// registration alone gives it a configuration table, its flag, its frame range and an optional
+// series; it is enabled from the configuration by name and runs through the real channel server
+// and prober over loopback. Nothing in probes/ names it.
 #include "probes/mesh/probe_kind.h"
 
 #include <gtest/gtest.h>
@@ -15,122 +13,19 @@
 #include "core/value_format.h"
 #include "probes/mesh/channel_client.h"
 #include "probes/peer_setup.h"
+#include "probes/registry.h"
+#include "tests/probes/mesh/token_kind.h"
+#include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::probes {
 namespace {
 
-constexpr auto kTokenRequest = static_cast<FrameType>(static_cast<int>(FrameType::kPrivateFirst));
-constexpr auto kTokenReply = static_cast<FrameType>(static_cast<int>(FrameType::kPrivateFirst) + 1);
+using namespace token;
 
-// What every token kind in this process served, for the assertions.
-struct ServedLog {
-  std::mutex mu;
-  std::vector<std::string> senders;
-  int requests() {
-    std::lock_guard lock(mu);
-    return static_cast<int>(senders.size());
-  }
-};
-ServedLog& served() {
-  static ServedLog log;
-  return log;
-}
-
-struct TokenResult : ProbeResult {
-  std::string token;
-  bool fetched = false;  // asked for now (else from the cache)
-  std::string error;
-};
-
-struct TokenTotals : ProbeTotals {
-  uint64_t fetches = 0;
-};
-
-class TokenKind : public ProbeKind {
- public:
-  explicit TokenKind(const KindSetup& s)
-      : secret_(s.secret), token_(s.node_name + "-" + std::to_string(randomNonce() % 100000)) {}
-
-  std::string_view name() const override { return "token"; }
-  ProbeSchedule schedule() const override { return {.timeout = std::chrono::seconds(2)}; }
-
-  std::vector<RequestHandler> handlers() override {
-    return {{kTokenRequest, kTokenReply, 16, [this](std::string_view payload, const Sender& from) {
-               if (payload != "token?") return Answer::malformed();
-               std::lock_guard lock(served().mu);
-               served().senders.push_back(from.address);
-               return Answer::reply(token_);
-             }}};
-  }
-
-  std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) override {
-    auto r = std::make_shared<TokenResult>();
-    {
-      std::lock_guard lock(mu_);
-      auto it = cache_.find(ctx.peer.address);
-      if (it != cache_.end() && it->second.first == ctx.peer.instance) {
-        r->token = it->second.second;
-        r->answered = true;
-        return r;
-      }
-    }
-    ChannelClient client(secret_);
-    CallResult c = client.connect(ctx.channel_address, std::chrono::seconds(1));
-    if (c.ok()) c = client.call(kTokenRequest, "token?", kTokenReply, std::chrono::seconds(1));
-    r->answered = c.failure == ChannelFailure::kNone;
-    if (!c.ok()) {
-      r->error = c.declined ? "declined: " + *c.declined : c.error;
-      return r;
-    }
-    r->token = c.payload;
-    r->fetched = true;
-    std::lock_guard lock(mu_);
-    cache_[ctx.peer.address] = {ctx.peer.instance, r->token};
-    return r;
-  }
-
-  std::shared_ptr<const ProbeTotals> account(const std::vector<PeerProbe>& run) override {
-    for (const auto& p : run) totals_.fetches += resultAs<TokenResult>(p).fetched;
-    return std::make_shared<const TokenTotals>(totals_);
-  }
-
-  core::Value facts(const KindView& view) const override {
-    core::Value peers = core::Value::list();
-    for (const auto& p : view.results) peers.push(entry(p));
-    return core::Value::map(
-        {{"peers", std::move(peers)},
-         {"fetches", static_cast<int64_t>(totalsAs<TokenTotals>(view).fetches)}});
-  }
-  void metrics(const KindView& view, core::MetricFamilies& out) const override {
-    auto f = core::counterFamily("fabricwatch_test_token_fetches_total", "Tokens fetched.");
-    core::addSample(f, {}, static_cast<double>(totalsAs<TokenTotals>(view).fetches));
-    out.push_back(std::move(f));
-  }
-  void peerStatus(const PeerProbe& p, core::Value& e) const override { e["token"] = entry(p); }
-
- private:
-  static core::Value entry(const PeerProbe& p) {
-    const auto& r = resultAs<TokenResult>(p);
-    core::Value v = core::Value::map({{"address", p.peer.address}, {"fetched", r.fetched}});
-    if (!r.token.empty()) v["token"] = r.token;
-    if (!r.error.empty()) v["error"] = r.error;
-    return v;
-  }
-
-  std::string secret_;
-  std::string token_;  // what this node hands out; new with every instance of the kind
-  std::mutex mu_;
-  std::map<std::string, std::pair<uint64_t, std::string>> cache_;  // address -> (instance, token)
-  TokenTotals totals_;
-};
-
-// Registered off by default, so the other tests of this binary never run it.
+// Registered once for this binary (off by default: only the tests that ask run it).
 const bool kRegistered = [] {
-  registerProbeKind({"token", false, [](const KindSetup& s) {
-                       return core::Result<std::shared_ptr<ProbeKind>>(
-                           std::make_shared<TokenKind>(s));
-                     }});
+  registerProbeKind(tokenKindRegistration());
   return true;
 }();
 
@@ -138,18 +33,21 @@ class ProbeKindTest : public ::testing::Test {
  protected:
   // A node from configuration text, as `serve` builds it, on 127.0.0.1.
   std::shared_ptr<PeerProber> node(const std::string& name, const std::string& listen,
-                                   const std::string& peers, bool token = true) {
-    std::string text = "[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
-                       "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" +
-                       "peers = [\"" + peers + "\"]\n" +
-                       "[probes.tcp]\nconnect_timeout = \"500ms\"\necho_timeout = \"500ms\"\n" +
-                       "[probes.dns]\nenabled = false\n" +
-                       "[probes.token]\nenabled = " + (token ? "true" : "false") + "\n";
-    config::LoadOptions opts;
-    opts.known_probe_kinds = probeKindNames();
-    auto cfg = config::loadConfig(text, name + ".toml", opts);
+                                   const std::string& peers, bool token = true,
+                                   const std::string& token_keys = "") {
+    std::string text =
+        "[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
+        "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" + "peers = [\"" +
+        peers + "\"]\n" + "[probes.tcp]\nconnect_timeout = \"500ms\"\necho_timeout = \"500ms\"\n" +
+        "[probes.dns]\nenabled = false\n" +
+        "[probes.token]\nenabled = " + (token ? "true" : "false") + "\n" + token_keys;
+    auto cfg = config::loadConfig(text, name + ".toml", testing::kindLoadOptions());
     EXPECT_TRUE(cfg.ok()) << core::formatAll(cfg.problems);
-    auto p = makePeerProber(cfg.config);
+    // The optional series the configuration turns on, as the daemon hands them to the kinds.
+    auto selection = std::make_shared<core::MetricSelection>();
+    for (const auto& [table, selectors] : cfg.config.metrics.extra)
+      for (const auto& s : selectors) selection->add(*core::parseSelector(s, nullptr));
+    auto p = makePeerProber(cfg.config, "", selection);
     EXPECT_TRUE(p) << p.error().message;
     EXPECT_TRUE((*p)->start(/*rounds=*/false));
     return *p;
@@ -186,7 +84,7 @@ TEST_F(ProbeKindTest, ATestOnlyKindRunsEndToEndThroughTheMesh) {
   core::Value t = token(*a);
   EXPECT_TRUE(fetched(t)) << core::toJson(a->facts());
   std::string first = str(t, "token");
-  EXPECT_EQ(first.rfind("b-", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("tok-b-", 0), 0u) << first;  // [probes.token] prefix's default
   core::Value facts = a->facts();
   const core::Value* fetches = facts.findPath("probes.token.fetches");
   EXPECT_EQ(fetches ? fetches->asInt() : -1, 1);
@@ -198,6 +96,7 @@ TEST_F(ProbeKindTest, ATestOnlyKindRunsEndToEndThroughTheMesh) {
   std::set<std::string> names;
   for (const auto& f : fams) names.insert(f.name);
   EXPECT_TRUE(names.count("fabricwatch_test_token_fetches_total"));
+  EXPECT_FALSE(names.count(kTokenCacheFamily)) << "optional: off unless extra_metrics asks";
   EXPECT_TRUE(names.count("fabricwatch_probe_tcp_peer_up"));
   EXPECT_FALSE(names.count("fabricwatch_probe_dns_lookups_total"));  // dns is off here
   core::Value status = a->status();
@@ -225,10 +124,49 @@ TEST_F(ProbeKindTest, ATestOnlyKindRunsEndToEndThroughTheMesh) {
   b = node("b", b_addr, "127.0.0.1:1", /*token=*/false);
   a->runRound(4);
   t = token(*a);
-  EXPECT_NE(str(t, "error").find("request type 240 is not served"), std::string::npos)
+  EXPECT_NE(str(t, "error").find("request type 200 is not served"), std::string::npos)
       << core::toJson(t);
   a->stop();
   b->stop();
+}
+
+// What the registration brings besides the kind: its table's keys (checked, positioned), its
+// optional family (served when [probes.token] extra_metrics names it), its frame range (checked
+// against every other kind's).
+TEST_F(ProbeKindTest, ItsRegistrationBringsKeysOptionalSeriesAndFrames) {
+  ASSERT_TRUE(kRegistered);
+  auto bad =
+      config::loadConfig("[probes.token]\nprefix = \"\"\n", "t.toml", testing::kindLoadOptions());
+  ASSERT_EQ(bad.problems.size(), 1u);
+  EXPECT_EQ(bad.problems[0].line, 2);
+  EXPECT_EQ(bad.problems[0].column, 10);
+  EXPECT_EQ(bad.problems[0].message, "prefix must be 1 to 16 characters");
+  auto wrong = config::loadConfig("[probes.token]\nextra_metrics = [\"fabricwatch_test_nope\"]\n",
+                                  "t.toml", testing::kindLoadOptions());
+  ASSERT_EQ(wrong.problems.size(), 1u);
+  EXPECT_NE(wrong.problems[0].message.find("(optional: fabricwatch_test_token_cache_entries)"),
+            std::string::npos)
+      << wrong.problems[0].message;
+
+  auto b = node("b", "127.0.0.1:0", "127.0.0.1:1", true, "prefix = \"x\"\n");
+  auto a = node("a", "127.0.0.1:0", "127.0.0.1:" + std::to_string(b->port()), true,
+                "extra_metrics = [\"fabricwatch_test_token_cache_entries\"]\n");
+  a->runRound(1);
+  EXPECT_EQ(str(token(*a), "token").rfind("x-b-", 0), 0u) << core::toJson(a->facts());
+  core::MetricFamilies fams;
+  a->renderMetrics(fams);
+  bool cache = false;
+  for (const auto& f : fams) cache = cache || f.name == kTokenCacheFamily;
+  EXPECT_TRUE(cache);
+  a->stop();
+  b->stop();
+
+  EXPECT_EQ(checkFrameRanges(probeKinds()), std::nullopt);
+  KindRegistration clash = tokenKindRegistration();
+  clash.name = "clash";
+  clash.frames = {30, 4};  // inside the fabric kind's 16-31
+  EXPECT_EQ(checkFrameRanges({probeKinds()[2], clash}),
+            "probe kind clash's frame types 30-33 overlap probe kind fabric's (16-31)");
 }
 
 TEST_F(ProbeKindTest, KindsAreNamedInTheConfiguration) {

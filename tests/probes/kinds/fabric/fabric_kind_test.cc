@@ -14,6 +14,8 @@
 #include "probes/kinds/fabric/fabric_wire.h"
 #include "probes/mesh/channel_server.h"
 #include "probes/peer_setup.h"
+#include "probes/registry.h"
+#include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/with_openssl.h"
 
@@ -30,9 +32,7 @@ class FabricKindTest : public testing::WithOpenSsl {
                        "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" +
                        "peers = [\"" + peers + "\"]\n[probes.dns]\nenabled = false\n" +
                        "[probes.fabric]\n" + fabric + "\n";
-    config::LoadOptions opts;
-    opts.known_probe_kinds = probeKindNames();
-    auto cfg = config::loadConfig(text, name + ".toml", opts);
+    auto cfg = config::loadConfig(text, name + ".toml", testing::kindLoadOptions());
     EXPECT_TRUE(cfg.ok()) << core::formatAll(cfg.problems);
     auto p = makePeerProber(cfg.config, group);
     EXPECT_TRUE(p) << p.error().message;
@@ -265,11 +265,11 @@ TEST_F(FabricKindTest, AResponderBusyAtFirstIsGivenTheTimeLeftWhenItAccepts) {
   so.secret = o.secret;
   so.node_name = "b";
   so.handlers = {
-      {FrameType::kFabricHelloRequest, FrameType::kFabricHelloReply, 1024,
+      {kFabricHelloRequest, kFabricHelloReply, 1024,
        [](std::string_view, const Sender&) {
          return Answer::reply(encodeFabricHelloReply({"tcp;ofi_rxm", "fake", 1, "not-a-name"}));
        }},
-      {FrameType::kFabricSessionRequest, FrameType::kFabricSessionReply, 1024,
+      {kFabricSessionRequest, kFabricSessionReply, 1024,
        [&](std::string_view payload, const Sender&) {
          auto req = decodeFabricSessionRequest(payload);
          if (!req) return Answer::malformed();

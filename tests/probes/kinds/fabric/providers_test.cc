@@ -11,12 +11,11 @@ namespace {
 TEST(ProvidersTest, KnownNamesAndLayeredOnes) {
   for (const char* ok : {"auto", "efa", "verbs;ofi_rxm", "tcp", "tcp;ofi_rxm", "udp;ofi_rxd", "shm",
                          "sockets", "psm3", "cxi"})
-    EXPECT_FALSE(config::checkProviderName(ok)) << ok;
+    EXPECT_FALSE(checkProviderName(ok)) << ok;
   for (const char* bad : {"", "EFA", "verbs;", ";ofi_rxm", "verbs;ofi_rxm;ofi_rxd", "tcp;shm",
                           "verbs ;ofi_rxm", "rxm"})
-    EXPECT_TRUE(config::checkProviderName(bad)) << bad;
-  EXPECT_NE(config::checkProviderName("vrebs")->find("use auto, efa, verbs, tcp"),
-            std::string::npos);
+    EXPECT_TRUE(checkProviderName(bad)) << bad;
+  EXPECT_NE(checkProviderName("vrebs")->find("use auto, efa, verbs, tcp"), std::string::npos);
 }
 
 TEST(ProvidersTest, AutoPrefersTheFabricOverSockets) {
@@ -40,7 +39,7 @@ TEST(ProvidersTest, ACoreNameIsAnsweredByItsLayeredProvider) {
 }
 
 TEST(ProvidersTest, FlagThenConfigurationThenGroupThenAuto) {
-  std::vector<config::GroupProvider> table = {{"efa*", "efa"}, {"ib-*", "verbs;ofi_rxm"}};
+  std::vector<GroupProvider> table = {{"efa*", "efa"}, {"ib-*", "verbs;ofi_rxm"}};
   auto c = chooseProvider("tcp", true, table, "efa-p5");
   EXPECT_EQ(c.provider, "tcp");
   EXPECT_EQ(c.origin, "flag");
@@ -62,15 +61,15 @@ TEST(ProvidersTest, FlagThenConfigurationThenGroupThenAuto) {
 
 TEST(ProvidersTest, GroupRows) {
   std::string why;
-  auto g = config::parseGroupProvider("lingjun-*=verbs;ofi_rxm", &why);
+  auto g = parseGroupProvider("lingjun-*=verbs;ofi_rxm", &why);
   ASSERT_TRUE(g);
   EXPECT_EQ(g->glob, "lingjun-*");
   EXPECT_EQ(g->provider, "verbs;ofi_rxm");
-  EXPECT_FALSE(config::parseGroupProvider("=efa", &why));
-  EXPECT_FALSE(config::parseGroupProvider("efa-*=", &why));
-  EXPECT_FALSE(config::parseGroupProvider("efa-*=auto", &why));
+  EXPECT_FALSE(parseGroupProvider("=efa", &why));
+  EXPECT_FALSE(parseGroupProvider("efa-*=", &why));
+  EXPECT_FALSE(parseGroupProvider("efa-*=auto", &why));
   EXPECT_EQ(why, "group provider \"efa-*=auto\" must name a provider, not auto");
-  EXPECT_FALSE(config::parseGroupProvider("efa-*=efx", &why));
+  EXPECT_FALSE(parseGroupProvider("efa-*=efx", &why));
   EXPECT_EQ(why.rfind("unknown libfabric provider \"efx\"", 0), 0u);
 }
 

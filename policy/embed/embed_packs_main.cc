@@ -10,6 +10,7 @@
 
 #include "policy/pack_codegen.h"
 #include "policy/pack_loader.h"
+#include "probes/registry.h"
 
 int main(int argc, char** argv) {
   namespace policy = fabricwatch::policy;
@@ -31,7 +32,8 @@ int main(int argc, char** argv) {
   }
   std::vector<policy::PackText> files;
   for (size_t i = 0; i < names.size(); ++i) files.push_back({names[i], texts[i]});
-  policy::PackLoadResult r = policy::loadPackTexts(files);
+  // Compiled against the roots the binary's sources declare, as they are at run time.
+  policy::PackLoadResult r = policy::loadPackTexts(files, fabricwatch::probes::factRoots());
   if (!r.ok()) {
     std::cerr << fabricwatch::core::formatAll(r.problems);
     return 1;

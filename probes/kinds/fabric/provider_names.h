@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace fabricwatch::config {
+namespace fabricwatch::probes::fabric {
 
 // "auto", a core provider libfabric ships (efa, verbs, tcp, udp, shm, sockets, psm2, psm3, opx,
 // cxi, ucx, usnic ...), or one layered under a utility provider ("verbs;ofi_rxm",
@@ -25,4 +25,4 @@ struct GroupProvider {
 // nullopt with `why` when malformed or the provider is unknown.
 std::optional<GroupProvider> parseGroupProvider(std::string_view text, std::string* why);
 
-}  // namespace fabricwatch::config
+}  // namespace fabricwatch::probes::fabric

@@ -1,9 +1,9 @@
-#include "config/fabric_providers.h"
+#include "probes/kinds/fabric/provider_names.h"
 
 #include <algorithm>
 #include <array>
 
-namespace fabricwatch::config {
+namespace fabricwatch::probes::fabric {
 namespace {
 
 // Core providers of libfabric 1.x (man fi_provider), and the utility providers that layer an
@@ -51,4 +51,4 @@ std::optional<GroupProvider> parseGroupProvider(std::string_view text, std::stri
   return g;
 }
 
-}  // namespace fabricwatch::config
+}  // namespace fabricwatch::probes::fabric

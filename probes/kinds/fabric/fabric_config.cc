@@ -1,0 +1,113 @@
+#include "probes/kinds/fabric/fabric_config.h"
+
+#include "probes/kinds/fabric/provider_names.h"
+
+namespace fabricwatch::probes::fabric {
+namespace {
+
+// The table at its defaults, documented: what `fabricwatch config default` prints for it (a
+// test checks it loads to the struct's defaults).
+constexpr const char* kDefaults = R"toml([probes.fabric]
+# Latency and bandwidth between peers through a libfabric provider (docs/peers.md, "The
+# fabric probe"): one RDM endpoint each way, kept; endpoint names exchanged on the peer
+# channel. Off: it needs the provider's device in the pod (EFA: a vpc.amazonaws.com/efa
+# device; verbs: /dev/infiniband) or uses the tcp provider.
+enabled = false
+# A provider (efa, verbs;ofi_rxm, tcp, tcp;ofi_rxm, udp;ofi_rxd, shm ...) or "auto": the
+# resource group's row below, else the best present (efa, verbs;ofi_rxm, tcp;ofi_rxm, tcp,
+# udp;ofi_rxd, sockets). Flag --probe.fabric.provider.
+provider = "auto"
+# GLOB=PROVIDER: the provider of nodes whose resource group matches (first row wins), so that
+# an EFA node whose EFA is missing reports it instead of falling back to TCP.
+group_providers = ["efa*=efa", "ib-*=verbs;ofi_rxm", "infiniband=verbs;ofi_rxm",
+                   "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
+                   "erdma=verbs;ofi_rxm"]
+domain = ""            # libfabric domain (mlx5_0, rdmap16s27-rdm, lo); "": the provider's first
+# Latency: warm-up, then ping-pongs of latency_size bytes; min, median and p99 of RTT/2.
+latency_size = "64B"
+warmup = 10
+iterations = 200
+# Bandwidth: windows of bandwidth_window messages of bandwidth_size bytes, bandwidth_bytes per
+# peer (the first window warms up), at most bandwidth_round_bytes per round, every
+# bandwidth_interval ("0s": never).
+bandwidth_size = "1MiB"
+bandwidth_window = 16
+bandwidth_bytes = "32MiB"
+bandwidth_round_bytes = "64MiB"
+bandwidth_interval = "5m"
+# One peer's probe, and the peer's part of it, end within this (capped at probe.interval/2).
+timeout = "2s"
+# Register the probe's buffers with the provider even where it does not require it (efa and
+# verbs do): exercises memory registration on tcp.
+register_buffers = false
+# Also measure from GPU memory (FI_HMEM) where the CUDA runtime finds a GPU and the provider
+# supports it. Off: it creates a CUDA context in the daemon.
+hmem = false
+cudart_library = ""   # "": libcudart.so, .so.13, .so.12, .so.11.0
+)toml";
+
+void validate(const FabricConfig& f, const config::Config&, const config::ReportProblem& report) {
+  uint64_t window_bytes = f.bandwidth_size * static_cast<uint64_t>(f.bandwidth_window);
+  if (f.bandwidth_bytes < 2 * window_bytes)
+    report({"probes.fabric.bandwidth_bytes", "probes.fabric.bandwidth_size",
+            "probes.fabric.bandwidth_window"},
+           "probes.fabric.bandwidth_bytes (" + std::to_string(f.bandwidth_bytes) +
+               ") must hold at least two windows of bandwidth_window x bandwidth_size (" +
+               std::to_string(window_bytes) + " bytes each): one to warm up, one to time");
+  if (f.bandwidth_round_bytes < f.bandwidth_bytes)
+    report({"probes.fabric.bandwidth_round_bytes", "probes.fabric.bandwidth_bytes"},
+           "probes.fabric.bandwidth_round_bytes must not be less than "
+           "probes.fabric.bandwidth_bytes");
+}
+
+}  // namespace
+
+config::TableDef fabricConfigTable() {
+  using std::chrono::hours;
+  using std::chrono::milliseconds;
+  using C = FabricConfig;
+  using config::KeyContext;
+  using config::KeyOrigin;
+  using config::KeyType;
+  using config::KeyValue;
+  return config::TableKeys<C>(kFabricTable)
+      .custom("provider", KeyType::kString,
+              [](C& f, const KeyValue& v, const KeyContext& ctx) -> std::optional<std::string> {
+                if (auto err = checkProviderName(v.text)) return err;
+                f.provider = v.text;
+                // "auto" chooses nothing: whoever wrote it, the group table and the ranking do.
+                if (v.text == "auto")
+                  f.provider_origin = C::Origin::kDefault;
+                else
+                  f.provider_origin =
+                      ctx.origin == KeyOrigin::kFlag ? C::Origin::kFlag : C::Origin::kConfig;
+                return std::nullopt;
+              })
+      .flag(
+          "The fabric probe's libfabric provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm "
+          "...) or auto; also overrides the resource group's row.")
+      .stringList("group_providers", &C::group_providers,
+                  [](const std::string& v) -> std::optional<std::string> {
+                    std::string why;
+                    if (!parseGroupProvider(v, &why)) return why;
+                    return std::nullopt;
+                  })
+      .string("domain", &C::domain)
+      .byteSize("latency_size", 16, uint64_t{64} << 20, &C::latency_size)
+      .integer("warmup", 0, 10000, &C::warmup)
+      .integer("iterations", 1, 90000, &C::iterations)
+      .byteSize("bandwidth_size", 16, uint64_t{64} << 20, &C::bandwidth_size)
+      .integer("bandwidth_window", 1, 256, &C::bandwidth_window)
+      .byteSize("bandwidth_bytes", 16, uint64_t{4} << 30, &C::bandwidth_bytes)
+      .byteSize("bandwidth_round_bytes", 16, uint64_t{64} << 30, &C::bandwidth_round_bytes)
+      .duration("bandwidth_interval", milliseconds(0), hours(24 * 7), &C::bandwidth_interval)
+      .duration("timeout", milliseconds(10), milliseconds(60000), &C::timeout)
+      .boolean("register_buffers", &C::register_buffers)
+      .boolean("hmem", &C::hmem)
+      .string("cudart_library", &C::cudart_library)
+      .validate(validate)
+      .defaults(kDefaults)
+      .build();
+}
+
+}  // namespace fabricwatch::probes::fabric

@@ -1,0 +1,45 @@
+#pragma once
+// [probes.fabric]: the fabric kind's keys: latency and bandwidth through a libfabric provider
+// (docs/peers.md, "The fabric probe").
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "config/schema.h"
+
+namespace fabricwatch::probes::fabric {
+
+struct FabricConfig {
+  std::string provider = "auto";  // a libfabric provider name, or "auto"
+  enum class Origin { kDefault, kConfig, kFlag } provider_origin = Origin::kDefault;
+  // "GLOB=PROVIDER" rows: the provider of a node whose resource group matches (first row
+  // wins), when provider is "auto".
+  std::vector<std::string> group_providers = {
+      "efa*=efa",           "ib-*=verbs;ofi_rxm",      "infiniband=verbs;ofi_rxm",
+      "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
+      "erdma=verbs;ofi_rxm"};
+  std::string domain;          // libfabric domain (mlx5_0, rdmap16s27-rdm ...); "": the provider's
+  uint64_t latency_size = 64;  // bytes per ping and pong
+  int warmup = 10;
+  int iterations = 200;
+  uint64_t bandwidth_size = uint64_t{1} << 20;
+  int bandwidth_window = 16;
+  uint64_t bandwidth_bytes = uint64_t{32} << 20;        // per peer, warm-up window included
+  uint64_t bandwidth_round_bytes = uint64_t{64} << 20;  // all peers of one round together
+  config::Duration bandwidth_interval{5 * 60 * 1000};   // 0: no bandwidth
+  config::Duration timeout{2000};                       // per peer and session
+  bool register_buffers = false;  // register buffers even where the provider does not ask
+  bool hmem = false;              // also measure GPU memory (FI_HMEM) where CUDA has a GPU
+  std::string cudart_library;     // "": libcudart.so, .so.13, .so.12, .so.11.0
+  bool operator==(const FabricConfig&) const = default;
+};
+
+inline constexpr const char* kFabricTable = "probes.fabric";
+inline const FabricConfig& fabricConfig(const config::Config& c) {
+  return c.tables.get<FabricConfig>(kFabricTable);
+}
+config::TableDef fabricConfigTable();
+
+}  // namespace fabricwatch::probes::fabric

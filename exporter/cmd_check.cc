@@ -7,7 +7,8 @@
 // A source that failed leaves its facts absent, and rules that need them read as clean (a
 // port-state rule over no ports finds no bad port): a pre-flight must not pass on missing
 // evidence, so a failed source fails the check (exit 1, the node is not shown fit) and is
-// listed with its error.
+// listed with its error. A rule that says which of its facts are missing (unknownWhen) is
+// listed as unknown instead, and does not fail the check: a missing fact is not a fault.
 #include <cstdlib>
 #include <iostream>
 #include <thread>
@@ -70,6 +71,14 @@ void printText(const core::Snapshot& snap, const core::Value* st, std::ostream& 
     failed_header = true;
     out << "  " << src.name << "  " << (src.ran ? src.last_error : "did not run") << "\n";
   }
+  if (const auto* unknown = st ? st->find("unknown") : nullptr;
+      unknown && unknown->isList() && unknown->size()) {
+    out << "\nRules that cannot judge this node (the facts they need are missing):\n";
+    for (const auto& u : unknown->asList()) {
+      out << "  " << str(&u, "severity") << "  " << str(&u, "pack") << "/" << str(&u, "rule")
+          << "  " << str(&u, "subject") << "  " << str(&u, "message") << "\n";
+    }
+  }
   if (const auto* errs = st ? st->find("errors") : nullptr;
       errs && errs->isList() && errs->size()) {
     out << "\nRules that could not be evaluated:\n";
@@ -110,6 +119,7 @@ int runCheck(const Args& args) {
       "prints the violations with their remediation. Exit status: 0 clean, 1 violations at or\n"
       "above --fail-on (or rules that could not be evaluated, or fact sources that failed or\n"
       "timed out: a pre-flight does not pass on missing facts), 2 usage or configuration error.\n"
+      "Rules that cannot judge the node for missing facts are listed as unknown.\n"
       "Meant for init containers and scheduler prologs.");
   addConfigFlags(flags, {.policy = true});
   flags.add("format", "Output format: text or json.", "text");
@@ -174,6 +184,10 @@ int runCheck(const Args& args) {
   const core::Value* errs = st ? st->find("errors") : nullptr;
   size_t errors = errs && errs->isList() ? errs->size() : 0;
   summary["errors"] = errors;
+  // Unknown results are reported, not failed: a missing fact is not a fault. A source that
+  // failed as a whole still fails the check (below).
+  const core::Value* unknown = st ? st->find("unknown") : nullptr;
+  summary["unknown"] = unknown && unknown->isList() ? unknown->size() : 0;
   core::Value failed_sources = core::Value::list();
   for (const auto& src : snap->sources) {
     if (src.ran && src.success) continue;
@@ -193,6 +207,7 @@ int runCheck(const Args& args) {
     if (const auto* p = st ? st->find("packs") : nullptr) doc["packs"] = *p;
     doc["violations"] = violationsValue(snap->violations);
     doc["errors"] = errs ? *errs : core::Value::list();
+    doc["unknown"] = unknown ? *unknown : core::Value::list();
     doc["failed_sources"] = std::move(failed_sources);
     std::cout << core::toJson(doc, 2) << "\n";
   } else {
@@ -200,9 +215,9 @@ int runCheck(const Args& args) {
     std::cout << "\n"
               << snap->violations.size() << " violation(s): " << summary["critical"].asInt()
               << " critical, " << summary["warning"].asInt() << " warning, "
-              << summary["info"].asInt() << " info; " << errors << " evaluation error(s); "
-              << summary["failed_sources"].asInt() << " failed source(s). Failing at "
-              << policy::severityName(*fail_on)
+              << summary["info"].asInt() << " info; " << summary["unknown"].asInt() << " unknown; "
+              << errors << " evaluation error(s); " << summary["failed_sources"].asInt()
+              << " failed source(s). Failing at " << policy::severityName(*fail_on)
               << " and above: " << (rc == kExitOk ? "PASS" : "FAIL") << "\n";
   }
   // Exit without tearing down: the sources keep ~600 sysfs descriptors on a p5 node and the

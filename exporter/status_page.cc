@@ -226,6 +226,10 @@ Verdict verdictFor(const core::Snapshot& s) {
     if (errors && errors->isList() && !errors->asList().empty())
       issues.push_back(plural(errors->asList().size(), "rule", "rules") +
                        " could not be evaluated");
+    const Value* unknown = policy->find("unknown");
+    if (unknown && unknown->isList() && !unknown->asList().empty())
+      issues.push_back(plural(unknown->asList().size(), "rule", "rules") +
+                       " cannot judge for missing facts");
   }
 
   Verdict v;
@@ -430,7 +434,7 @@ void renderPolicy(std::string& h, const core::Snapshot& s) {
          "still run. " +
          htmlEscape(stringAt(policy, "last_reload_error")) + "</p>";
   h += "<div class=\"scroll\"><table><thead><tr><th>pack</th><th>applies</th><th>pass</th>"
-       "<th>fail</th><th>error</th><th>took</th></tr></thead><tbody>";
+       "<th>fail</th><th>unknown</th><th>error</th><th>took</th></tr></thead><tbody>";
   if (const Value* packs = policy->find("packs"); packs && packs->isList()) {
     for (const auto& p : packs->asList()) {
       auto num = [&](std::string_view k) {
@@ -446,12 +450,22 @@ void renderPolicy(std::string& h, const core::Snapshot& s) {
            (applies ? std::string("yes")
                     : "no" + (skipped.empty() ? "" : " (" + htmlEscape(skipped) + ")")) +
            "</td><td>" + std::to_string(num("pass")) + "</td><td>" + std::to_string(num("fail")) +
-           "</td><td>" + std::to_string(num("error")) + "</td><td>" +
+           "</td><td>" + std::to_string(num("unknown")) + "</td><td>" +
+           std::to_string(num("error")) + "</td><td>" +
            (took && took->isNumber() ? htmlEscape(formatSeconds(took->asDouble())) : "") +
            "</td></tr>";
     }
   }
   h += "</tbody></table></div>";
+  // Rules whose facts are missing: what each cannot see, not a fault.
+  if (const Value* unknown = policy->find("unknown"); unknown && unknown->isList()) {
+    for (const auto& u : unknown->asList()) {
+      h += "<p class=\"card\">unknown: " +
+           htmlEscape(stringAt(&u, "pack") + "/" + stringAt(&u, "rule") + " (" +
+                      stringAt(&u, "subject") + "): " + stringAt(&u, "message")) +
+           "</p>";
+    }
+  }
   if (const Value* errors = policy->find("errors"); errors && errors->isList()) {
     for (const auto& e : errors->asList()) {
       h += "<p class=\"card violation warning\">" +

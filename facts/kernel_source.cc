@@ -25,13 +25,49 @@ core::Collection KernelSource::collect(const core::CollectContext& ctx) {
                            std::pair{"hostname", "/proc/sys/kernel/hostname"}}) {
     if (auto v = r.line(file)) kernel[key] = *v;
   }
+  std::vector<std::string> loaded;
   if (auto t = r.text("/proc/modules")) {
+    loaded = parseModules(*t);
     core::Value mods = core::Value::list();
-    for (auto& m : parseModules(*t)) mods.push(std::move(m));
+    for (const auto& m : loaded) mods.push(m);
     kernel["modules"] = std::move(mods);
     // The directory is created by the peer-memory patch that MLNX_OFED and some distribution
     // kernels carry; its absence on a host whose modules are readable is a fact too.
     kernel["memory_peers"] = r.exists("/sys/kernel/mm/memory_peers");
+  }
+  // A module built into the kernel is not in /proc/modules; /sys/module has a directory for it
+  // all the same, without the initstate that every loadable module has.
+  if (DirReader sys_module(r, "/sys/module"); sys_module.isOpen()) {
+    core::Value builtin = core::Value::list();
+    for (std::string_view m : watchedModules()) {
+      std::string name(m);
+      if (std::find(loaded.begin(), loaded.end(), name) != loaded.end()) continue;
+      if (sys_module.exists(name) && !sys_module.exists(name + "/initstate")) builtin.push(name);
+    }
+    kernel["builtin_modules"] = std::move(builtin);
+  }
+  // ib_uverbs creates this class when it starts (loaded or built in), and a uverbsN in it for
+  // each RDMA device a process can open.
+  if (DirReader verbs(r, "/sys/class/infiniband_verbs"); verbs.isOpen()) {
+    std::vector<std::string> names;
+    for (auto& n : verbs.list())
+      if (n.rfind("uverbs", 0) == 0) names.push_back(std::move(n));
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+      return a.size() != b.size() ? a.size() < b.size() : a < b;  // uverbs2 before uverbs10
+    });
+    core::Value list = core::Value::list();
+    for (auto& n : names) list.push(std::move(n));
+    kernel["uverbs_devices"] = std::move(list);
+  }
+  if (kernel.size() == 0) {
+    // Nothing of the kernel's is readable (a host root without /proc, such as a tree of sysfs
+    // testdata): no fact to report, and an empty kernel object would read as "no module is
+    // loaded". The source fails, and says why.
+    c.failed = true;
+    c.errors.push_back(
+        "no kernel facts in the host root: /proc/sys/kernel, /proc/modules, /sys/module and "
+        "/sys/class/infiniband_verbs are all missing");
+    return c;
   }
   c.facts["kernel"] = std::move(kernel);
   return c;
@@ -48,11 +84,15 @@ void KernelSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFam
   if (const core::Value* mods = snapshot.facts.findPath("kernel.modules"); mods && mods->isList()) {
     auto f = core::gaugeFamily("fabricwatch_kernel_module_loaded",
                                "Whether a kernel module that matters for RDMA or GPUDirect is "
-                               "loaded (1) or not (0).");
+                               "loaded or built into the kernel (1) or not (0).");
+    const core::Value* builtin = snapshot.facts.findPath("kernel.builtin_modules");
+    auto listed = [&](const core::Value* list, std::string_view m) {
+      return list && list->isList() &&
+             std::any_of(list->asList().begin(), list->asList().end(),
+                         [&](const core::Value& v) { return v.isString() && v.asString() == m; });
+    };
     for (std::string_view m : watchedModules()) {
-      bool loaded = std::any_of(mods->asList().begin(), mods->asList().end(),
-                                [&](const core::Value& v) { return v.asString() == m; });
-      core::addSample(f, {{"module", std::string(m)}}, loaded);
+      core::addSample(f, {{"module", std::string(m)}}, listed(mods, m) || listed(builtin, m));
     }
     out.push_back(std::move(f));
   }

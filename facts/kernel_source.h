@@ -1,7 +1,9 @@
 #pragma once
 // Kernel facts (kernel.*): release, host name, loaded modules (/proc/modules: nvidia_peermem,
-// efa, mlx5_ib, erdma ...) and whether the peer-memory interface that GPUDirect RDMA uses
-// exists (/sys/kernel/mm/memory_peers).
+// efa, mlx5_ib, erdma ...), the watched modules built into the kernel (/sys/module), the verbs
+// devices ib_uverbs made (/sys/class/infiniband_verbs), and whether the peer-memory interface
+// that GPUDirect RDMA uses exists (/sys/kernel/mm/memory_peers). With none of it readable the
+// source fails rather than report an empty kernel.
 
 #include <string>
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <set>
 
 #include "facts/pci_parse.h"
@@ -35,6 +36,12 @@ void setCodeName(FactReader& r, const std::optional<std::string>& line, std::str
   }
 }
 
+std::string hex4(int64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%04llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
 // False only when `rel` is surely absent (ENOENT, ENOTDIR); any other failure leaves it to
 // the read that follows to report.
 bool mayExist(const DirReader& dir, const char* rel) {
@@ -44,6 +51,52 @@ bool mayExist(const DirReader& dir, const char* rel) {
 }
 
 }  // namespace
+
+// What the device is, from its class entry's device/ (where the kernel links the PCI function):
+// the driver (device/driver, else DRIVER= in device/uevent), the vendor, the PCI address (the
+// link's name, else PCI_SLOT_NAME= in device/uevent), the NUMA node and the PCIe link. A host
+// root need not have /sys/bus/pci/devices (a pod that mounts /sys/class only, a tree built
+// from another tool's testdata); where it has the function, it must say the same, and a
+// disagreement is a read error.
+void RdmaDevice::readHardware(FactReader& r, const DirReader& dir, const DirReader& bus,
+                              core::Value& d, std::optional<PcieLink>& link) {
+  RdmaHardware hw;
+  DirReader fn = dir.sub("device");
+  hw.has_device = fn.isOpen();
+  std::optional<std::string> addr = dir.linkName("device");
+  if (addr && !isPciAddress(*addr)) addr.reset();
+  if (hw.has_device) {
+    hw.vendor = fn.integer("vendor");
+    hw.driver = fn.linkName("driver");
+    if (!hw.driver || !addr) {
+      if (auto uevent = fn.line("uevent")) {
+        if (!hw.driver) hw.driver = ueventValue(*uevent, "DRIVER");
+        if (auto slot = ueventValue(*uevent, "PCI_SLOT_NAME"); !addr && slot && isPciAddress(*slot))
+          addr = std::move(slot);
+      }
+    }
+    if (auto numa = fn.integer("numa_node"); numa && *numa >= 0) d["numa_node"] = *numa;
+    link.emplace(fn);
+  }
+  if (addr) {
+    d["pci_address"] = *addr;
+    if (DirReader pci = bus.sub(*addr); pci.isOpen()) {
+      auto vendor = pci.integer("vendor");
+      auto driver = pci.linkName("driver");
+      auto differ = [&](const char* what, const std::string& bus_says, const std::string& says) {
+        r.error(pci.hostPath() + ": " + what + " " + bus_says + ", but " + dir.hostPath() +
+                "/device says " + says);
+      };
+      if (vendor && hw.vendor && *vendor != *hw.vendor)
+        differ("vendor", hex4(*vendor), hex4(*hw.vendor));
+      if (driver && hw.driver && *driver != *hw.driver) differ("driver", *driver, *hw.driver);
+      if (!hw.vendor) hw.vendor = vendor;
+      if (!hw.driver) hw.driver = driver;
+    }
+  }
+  if (hw.driver) d["driver"] = *hw.driver;
+  d["kind"] = rdmaKind(std::string_view(d["name"].asString()), hw);
+}
 
 std::optional<std::vector<RdmaDevice::Counter>> RdmaDevice::openCounters(const DirReader& port,
                                                                          const char* rel) {
@@ -78,23 +131,16 @@ RdmaDevice RdmaDevice::scan(FactReader& r, const DirReader& cls, const DirReader
   DirReader dir = cls.sub(name);
   core::Value& d = dev.fixed_;
   d["name"] = name;
-  std::optional<PciFunction> pci;
-  if (auto addr = dir.linkName("device"); addr && isPciAddress(*addr)) {
-    pci = readPciFunction(bus, *addr);
-    d["pci_address"] = *addr;
-    if (pci->numa_node && *pci->numa_node >= 0) d["numa_node"] = *pci->numa_node;
-    if (pci->driver) d["driver"] = *pci->driver;
-    dev.link_ = std::move(pci->link);
-  }
-  std::optional<std::string_view> driver;
-  if (pci && pci->driver) driver = *pci->driver;
-  d["kind"] = rdmaKind(name, driver, pci ? pci->vendor : std::nullopt);
+  readHardware(r, dir, bus, d, dev.link_);
   setCodeName(r, dir.line("node_type"), joinPath(dir.hostPath(), "node_type"), d, "node_type",
               "node_type_code");
   for (const char* f : {"fw_ver", "hca_type", "board_id", "node_guid", "sys_image_guid"}) {
     if (auto v = dir.line(f)) d[f] = *v;
   }
   dev.net_dir_ = joinPath(dir.hostPath(), "device/net");
+  // Device-wide driver counters (EFA: cmds_err, submitted_cmds, alloc_pd_err ...), beside the
+  // ports' own.
+  dev.hw_counters_ = openCounters(dir, "hw_counters");
 
   // Each directory is opened once, listed through that descriptor, and its entries opened
   // relative to it.
@@ -145,6 +191,7 @@ core::Value RdmaDevice::read(FactReader& r) {
   core::Value ports = core::Value::list();
   for (auto& p : ports_) ports.push(readPort(r, p, dev_netdevs));
   d["ports"] = std::move(ports);
+  if (hw_counters_) d["hw_counters"] = readCounters(r, *hw_counters_);
   return d;
 }
 
@@ -156,7 +203,15 @@ core::Value RdmaDevice::readPort(FactReader& r, Port& port,
               "phys_state_code");
   if (auto rate = port.rate.line(r)) {
     p["rate"] = *rate;
-    if (auto g = parseRateGbps(*rate)) p["rate_gbps"] = *g;
+    // The text stays as the kernel wrote it; a link that has not trained shows a placeholder
+    // there, which is not the port's rate.
+    auto code = [&](const char* k) {
+      const core::Value* v = p.find(k);
+      return v && v->isInt() ? std::optional<int64_t>(v->asInt()) : std::nullopt;
+    };
+    if (auto g = parseRateGbps(*rate);
+        g && rateIsMeasured(code("state_code"), code("phys_state_code")))
+      p["rate_gbps"] = *g;
   }
   if (auto lid = port.lid.integer(r)) p["lid"] = *lid;
   if (auto sm = port.sm_lid.integer(r)) p["sm_lid"] = *sm;

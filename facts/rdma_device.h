@@ -18,7 +18,8 @@ namespace fabricwatch::facts {
 
 class RdmaDevice {
  public:
-  // cls: the open /sys/class/infiniband; bus: the open /sys/bus/pci/devices.
+  // cls: the open /sys/class/infiniband; bus: the open /sys/bus/pci/devices (may be absent from
+  // a host root: the device's own device/ tells what it is).
   static RdmaDevice scan(FactReader& r, const DirReader& cls, const DirReader& bus,
                          const std::string& name, FileId id);
 
@@ -53,7 +54,9 @@ class RdmaDevice {
     std::optional<std::vector<Counter>> counters, counters_ext, hw_counters;
   };
 
-  static std::optional<std::vector<Counter>> openCounters(const DirReader& port, const char* rel);
+  static void readHardware(FactReader& r, const DirReader& dir, const DirReader& bus,
+                           core::Value& d, std::optional<PcieLink>& link);
+  static std::optional<std::vector<Counter>> openCounters(const DirReader& dir, const char* rel);
   static core::Value readCounters(FactReader& r, std::vector<Counter>& counters);
   core::Value readPort(FactReader& r, Port& p,
                        const std::vector<std::pair<std::string, int64_t>>& dev_netdevs);
@@ -63,6 +66,7 @@ class RdmaDevice {
   core::Value fixed_ = core::Value::map();
   std::string net_dir_;  // host path of the PCI function's net/ (its members get renamed)
   std::optional<PcieLink> link_;
+  std::optional<std::vector<Counter>> hw_counters_;  // the device's own; absent: no such directory
   std::vector<Port> ports_;
 };
 

@@ -39,22 +39,37 @@ bool isZeroGid(std::string_view gid) {
   return true;
 }
 
-std::string rdmaKind(std::string_view name, std::optional<std::string_view> driver,
-                     std::optional<int64_t> pci_vendor) {
-  if (driver) {
-    if (*driver == "mlx5_core") return "mlx5";
-    if (*driver == "efa") return "efa";
-    if (*driver == "erdma") return "erdma";
-    if (*driver == "irdma") return "irdma";
-    if (*driver == "bnxt_en") return "bnxt_re";
+bool rateIsMeasured(std::optional<int64_t> state_code, std::optional<int64_t> phys_state_code) {
+  constexpr int64_t kDown = 1, kLinkUp = 5;
+  if (phys_state_code) return *phys_state_code == kLinkUp;
+  return !state_code || *state_code != kDown;
+}
+
+std::optional<std::string> ueventValue(std::string_view text, std::string_view key) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = core::trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    if (line.size() > key.size() && line.substr(0, key.size()) == key && line[key.size()] == '=')
+      return std::string(core::trim(line.substr(key.size() + 1)));
   }
+  return std::nullopt;
+}
+
+std::string rdmaKind(std::string_view name, const RdmaHardware& hw) {
+  if (hw.driver) {
+    const std::string& d = *hw.driver;
+    if (d == "mlx5_core") return "mlx5";
+    if (d == "efa") return "efa";
+    if (d == "erdma") return "erdma";
+    if (d == "irdma") return "irdma";
+    if (d == "bnxt_en") return "bnxt_re";
+  }
+  if (hw.vendor == 0x1d0f) return "efa";  // Amazon's only RDMA function; ENA has none
+  if (hw.vendor == 0x1ded) return "erdma";
+  if (hw.vendor == 0x14e4) return "bnxt_re";
+  if (hw.has_device) return "other";
   auto starts = [&](std::string_view p) { return name.substr(0, p.size()) == p; };
-  if (starts("mlx5_")) return "mlx5";
-  if (starts("efa_")) return "efa";
-  if (starts("rdmap") && pci_vendor == 0x1d0f) return "efa";
-  if (starts("erdma")) return "erdma";
-  if (starts("irdma")) return "irdma";
-  if (starts("bnxt_re")) return "bnxt_re";
   if (starts("rxe")) return "rxe";
   if (starts("siw")) return "siw";
   return "other";

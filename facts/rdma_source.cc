@@ -93,6 +93,7 @@ std::vector<RdmaDevice> scanDevices(FactReader& r, const DirReader& cls,
 
 constexpr std::string_view kStat = "fabricwatch_rdma_port_stat_total";
 constexpr std::string_view kHwStat = "fabricwatch_rdma_port_hw_stat_total";
+constexpr std::string_view kDeviceHwStat = "fabricwatch_rdma_device_hw_stat_total";
 
 }  // namespace
 
@@ -108,12 +109,25 @@ bool defaultPortCounter(std::string_view name) {
 
 // Driver counters (hw_counters) differ per driver and version, dozens each: by default those
 // whose name says they count an error, a drop, a retransmission, a timeout, an unresponsive or
-// impaired remote, or congestion (CNP and ECN marks, slow restarts), and EFA's tx_pkts, the
-// denominator of the retransmit ratio. Byte and packet totals, work requests and admin commands are
-// the long tail.
-bool defaultHwCounter(std::string_view name) {
-  return name == "tx_pkts" ||
-         contains(name, {"err", "drop", "discard", "retrans", "timeout", "unresponsive", "impaired",
+// impaired remote, or congestion (CNP and ECN marks, slow restarts). Byte and packet totals,
+// work requests and admin commands are the long tail.
+//
+// EFA's are one known set, 22 per port in kernel 6.x, on 32 devices on a p5: the name rule
+// would serve nine of them (288 series, the p5 node over its 400-series budget). By default:
+// packets sent and received (the pair the retransmit ratio and the throughput panels divide
+// by), packets retransmitted, receive drops, and the remotes given up on or rate-limited
+// (unresponsive, impaired). Retransmit timeouts (which precede unresponsive remotes), bytes
+// retransmitted (a ratio against tx_bytes, opt-in), the RDMA read/write work request errors
+// (which the job sees in its own completions) and the device-wide admin counters (cmds_err
+// ...) are opt-in by name; the baseline pack judges them from the facts all the same.
+bool defaultHwCounter(std::string_view kind, std::string_view name) {
+  if (kind == "efa") {
+    for (std::string_view n : {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops",
+                               "unresponsive_remote_events", "impaired_remote_conn_events"})
+      if (name == n) return true;
+    return false;
+  }
+  return contains(name, {"err", "drop", "discard", "retrans", "timeout", "unresponsive", "impaired",
                          "out_of_", "duplicate", "nak", "slow_restart", "cnp", "ecn"});
 }
 
@@ -143,6 +157,8 @@ std::vector<core::OptionalMetric> RdmaSource::optionalMetrics() const {
        "+1 per EFA port (other ports have it by default)"},
       {std::string(kStat), "stat", "+1 per port for each standard counter named"},
       {std::string(kHwStat), "stat", "+1 per port for each driver counter named"},
+      {std::string(kDeviceHwStat), "stat",
+       "+1 per device for each device-wide driver counter named (EFA cmds_err ...)"},
   };
 }
 
@@ -161,7 +177,8 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
                                 "4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, "
                                 "7 Phy Test.");
   auto rate = core::gaugeFamily("fabricwatch_rdma_port_rate_bytes_per_second",
-                                "Port link rate, in bytes per second.");
+                                "Port link rate, in bytes per second; absent while the physical "
+                                "link is not up (the kernel's rate is a placeholder then).");
   auto pinfo = core::gaugeFamily("fabricwatch_rdma_port_info",
                                  "Port link layer and rate text (constant 1).");
   auto counters = core::counterFamily(
@@ -172,6 +189,10 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
   auto hw = core::counterFamily("fabricwatch_rdma_port_hw_stat_total",
                                 "Driver port counters (ports/N/hw_counters), as the driver reports "
                                 "them (EFA rx_drops, retrans_pkts; mlx5 np_cnp_sent ...).");
+  auto dev_hw = core::counterFamily(
+      "fabricwatch_rdma_device_hw_stat_total",
+      "Device-wide driver counters (hw_counters beside ports/), as the driver reports them (EFA "
+      "cmds_err, submitted_cmds, alloc_pd_err ...).");
   auto str = [](const core::Value& v, const char* k) {
     const auto* f = v.find(k);
     return f && f->isString() ? f->asString() : std::string();
@@ -183,17 +204,25 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
   const bool efa_phys = core::wantsFamily(snapshot, "fabricwatch_rdma_port_phys_state");
   const bool efa_rate = core::wantsFamily(snapshot, "fabricwatch_rdma_port_rate_bytes_per_second");
   const bool efa_info = core::wantsFamily(snapshot, "fabricwatch_rdma_port_info");
-  auto wanted = [&](prometheus::MetricFamily* fam, const std::string& stat) {
-    if (fam == &hw) return defaultHwCounter(stat) || core::wantsValue(snapshot, kHwStat, stat);
-    return defaultPortCounter(stat) || core::wantsValue(snapshot, kStat, stat);
-  };
   for (const auto& d : devs->asList()) {
     std::string dev = str(d, "name");
-    bool efa = str(d, "kind") == "efa";
+    std::string kind = str(d, "kind");
+    bool efa = kind == "efa";
+    auto wanted = [&](prometheus::MetricFamily* fam, const std::string& stat) {
+      if (fam == &hw)
+        return defaultHwCounter(kind, stat) || core::wantsValue(snapshot, kHwStat, stat);
+      return defaultPortCounter(stat) || core::wantsValue(snapshot, kStat, stat);
+    };
+    if (const auto* cs = d.find("hw_counters"); cs && cs->isMap()) {
+      for (const auto& [cname, cv] : cs->asMap()) {
+        if (cv.isNumber() && core::wantsValue(snapshot, kDeviceHwStat, cname))
+          core::addSample(dev_hw, {{"device", dev}, {"stat", cname}}, cv.asDouble());
+      }
+    }
     if (device_info)
       core::addSample(info,
                       {{"device", dev},
-                       {"kind", str(d, "kind")},
+                       {"kind", kind},
                        {"node_type", str(d, "node_type")},
                        {"fw_ver", str(d, "fw_ver")},
                        {"hca_type", str(d, "hca_type")},
@@ -232,7 +261,7 @@ void RdmaSource::renderMetrics(const core::Snapshot& snapshot, core::MetricFamil
     }
   }
   out.push_back(std::move(count));
-  for (auto* f : {&info, &state, &phys, &rate, &pinfo, &counters, &hw}) {
+  for (auto* f : {&info, &state, &phys, &rate, &pinfo, &counters, &hw, &dev_hw}) {
     if (!f->metric.empty()) out.push_back(std::move(*f));
   }
 }

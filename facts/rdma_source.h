@@ -14,9 +14,13 @@
 
 namespace fabricwatch::facts {
 
-// Whether a counter is served by default (the rest: extra_metrics, docs/metrics.md).
+// Whether a counter is served by default (the rest: extra_metrics, docs/metrics.md). A driver
+// counter's default depends on the device's kind (rdma.devices[].kind): EFA's are a known set,
+// chosen within the p5 series budget; other drivers' go by what their name says they count.
+// Counters that are drawn against each other (tx/rx, xmit/rcv, send/recv, read/write) are on
+// or off together.
 bool defaultPortCounter(std::string_view name);
-bool defaultHwCounter(std::string_view name);
+bool defaultHwCounter(std::string_view kind, std::string_view name);
 
 class RdmaSource : public core::Source {
  public:

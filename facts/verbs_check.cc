@@ -118,7 +118,7 @@ std::string verbsLinkLayerName(int l) {
     case 2:
       return "Ethernet";
     default:
-      return "Unspecified";
+      return "Unknown";  // what sysfs prints for it (EFA), so that the two compare
   }
 }
 

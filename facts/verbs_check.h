@@ -20,7 +20,7 @@ int verbsMtuBytes(int mtu);                       // 5 -> 4096; 0 when unknown
 std::string verbsWidthName(int width);            // 2 -> "4X"
 std::string verbsSpeedName(int speed);            // 128 -> "NDR"
 double verbsRateGbps(int width, int speed);       // 4X NDR -> 400 (what sysfs' rate says)
-std::string verbsLinkLayerName(int layer);        // "InfiniBand", "Ethernet", "Unspecified"
+std::string verbsLinkLayerName(int layer);        // "InfiniBand", "Ethernet", "Unknown"
 std::string verbsNodeTypeName(int type);          // "CA", "RNIC" ...
 std::string verbsGuid(uint64_t guid);             // "0c42:a103:00b4:9a5c", as sysfs' node_guid
 std::string verbsGidAddress(const uint8_t* raw);  // "fe80:0000:...", as sysfs' gids/N

@@ -37,6 +37,9 @@ struct EmbeddedRule {
   EmbeddedExpr expression;
   std::string_view message;
   EmbeddedExpr message_expression;
+  EmbeddedExpr unknown_when;
+  std::string_view unknown_message;
+  EmbeddedExpr unknown_message_expression;
   std::string_view remediation;
   EmbeddedPos pos;
 };

@@ -1,6 +1,7 @@
 #include "policy/evaluator.h"
 
 #include <chrono>
+#include <optional>
 
 #include "core/value_format.h"
 
@@ -78,27 +79,38 @@ class PackEvaluator {
         RuleError{pack_.name, std::move(rule), std::move(subject), std::move(msg)});
   }
 
-  // Evaluates one rule in an activation: true when it holds, false when violated, nullopt on
-  // error (already recorded).
+  enum class Outcome { kPass, kFail, kUnknown, kError };
+
+  // A bool from an expression, or nullopt with the error recorded against the rule.
+  std::optional<bool> boolOf(const Rule& rule, const CompiledExpr& e, const expr::Activation& act,
+                             const core::Value* workload, const char* what) {
+    auto r = e.program->evaluate(act, opts_);
+    if (r.ok() && r.value.isBool()) return r.value.asBool();
+    error(rule.id, workload ? workloadSubject(*workload) : std::string("node"),
+          !r.ok() ? firstError(r)
+                  : std::string(what) + " must evaluate to a bool, got " +
+                        std::string(core::kindName(r.value.kind())));
+    return std::nullopt;
+  }
+
+  // Evaluates one rule in an activation, counting the outcome. An error is already recorded.
   // `workload` is null for the node; its subject string is only built when needed.
-  std::optional<bool> check(const Rule& rule, const expr::Activation& act,
-                            const core::Value* workload) {
-    auto subject = [&] { return workload ? workloadSubject(*workload) : std::string("node"); };
-    auto r = rule.expression.program->evaluate(act, opts_);
-    if (!r.ok()) {
-      ++stats_.error;
-      error(rule.id, subject(), firstError(r));
-      return std::nullopt;
+  Outcome check(const Rule& rule, const expr::Activation& act, const core::Value* workload) {
+    auto holds = boolOf(rule, rule.expression, act, workload, "expression");
+    if (holds && !*holds && rule.unknown_when) {
+      auto unknown = boolOf(rule, *rule.unknown_when, act, workload, "unknownWhen");
+      if (!unknown) holds.reset();
+      if (unknown && *unknown) {
+        ++stats_.unknown;
+        return Outcome::kUnknown;
+      }
     }
-    if (!r.value.isBool()) {
+    if (!holds) {
       ++stats_.error;
-      error(
-          rule.id, subject(),
-          "expression must evaluate to a bool, got " + std::string(core::kindName(r.value.kind())));
-      return std::nullopt;
+      return Outcome::kError;
     }
-    (r.value.asBool() ? stats_.pass : stats_.fail)++;
-    return r.value.asBool();
+    (*holds ? stats_.pass : stats_.fail)++;
+    return *holds ? Outcome::kPass : Outcome::kFail;
   }
 
   std::string message(const Rule& rule, const expr::Activation& act) {
@@ -110,20 +122,48 @@ class PackEvaluator {
     return "expression is false: " + rule.expression.text;
   }
 
-  Finding finding(const Rule& rule, std::string subject, std::string label, std::string msg) {
-    return Finding{pack_.name,       rule.id,        rule.severity,   std::move(subject),
-                   std::move(label), std::move(msg), rule.remediation};
+  std::string unknownMessage(const Rule& rule, const expr::Activation& act) {
+    if (rule.unknown_message_expression) {
+      auto r = rule.unknown_message_expression->program->evaluate(act, opts_);
+      if (r.ok() && r.value.isString() && !r.value.asString().empty()) return r.value.asString();
+    }
+    if (!rule.unknown_message.empty()) return rule.unknown_message;
+    return "cannot be judged: " + rule.unknown_when->text;
+  }
+
+  Finding finding(const Rule& rule, std::string subject, std::string label, std::string msg,
+                  bool unknown = false) {
+    return Finding{pack_.name,
+                   rule.id,
+                   rule.severity,
+                   std::move(subject),
+                   std::move(label),
+                   std::move(msg),
+                   unknown ? std::string() : rule.remediation};
   }
 
   void evalNode(const Rule& rule) {
-    auto ok = check(rule, node_, nullptr);
-    if (ok && !*ok) out_.violations.push_back(finding(rule, "node", "node", message(rule, node_)));
+    switch (check(rule, node_, nullptr)) {
+      case Outcome::kFail:
+        out_.violations.push_back(finding(rule, "node", "node", message(rule, node_)));
+        break;
+      case Outcome::kUnknown:
+        out_.unknown.push_back(finding(rule, "node", "node", unknownMessage(rule, node_), true));
+        break;
+      default:
+        break;
+    }
   }
+
+  // Past max_workload_subjects, the rest of one kind of result are summed up in one entry.
+  struct Listed {
+    size_t reported = 0, more = 0;
+  };
 
   void evalWorkloads(const Rule& rule) {
     const core::Value* wl = facts_.find("workloads");
     if (!wl || !wl->isList()) return;
-    size_t reported = 0, more = 0;
+    Listed failed, unknown;
     const auto& list = wl->asList();
     if (workload_acts_.size() != list.size()) {
       // One activation per workload, built once per pack and shared by its workload rules.
@@ -137,21 +177,32 @@ class PackEvaluator {
     for (size_t i = 0; i < list.size(); ++i) {
       const core::Value& w = list[i];
       const expr::Activation& act = workload_acts_[i];
-      auto ok = check(rule, act, &w);
-      if (!ok || *ok) continue;
-      if (reported >= settings_.max_workload_subjects) {
-        ++more;
+      Outcome o = check(rule, act, &w);
+      if (o != Outcome::kFail && o != Outcome::kUnknown) continue;
+      bool is_unknown = o == Outcome::kUnknown;
+      Listed& l = is_unknown ? unknown : failed;
+      if (l.reported >= settings_.max_workload_subjects) {
+        ++l.more;
         continue;
       }
-      ++reported;
-      out_.violations.push_back(
-          finding(rule, workloadSubject(w), workloadLabel(w), message(rule, act)));
+      ++l.reported;
+      (is_unknown ? out_.unknown : out_.violations)
+          .push_back(finding(rule, workloadSubject(w), workloadLabel(w),
+                             is_unknown ? unknownMessage(rule, act) : message(rule, act),
+                             is_unknown));
     }
-    if (more > 0) {
+    std::string bound =
+        " (at most " + std::to_string(settings_.max_workload_subjects) + " are listed one by one)";
+    if (failed.more > 0) {
       out_.violations.push_back(
-          finding(rule, std::to_string(more) + " more workloads", "workload:_more",
-                  std::to_string(more) + " more workloads violate this rule (at most " +
-                      std::to_string(settings_.max_workload_subjects) + " are listed one by one)"));
+          finding(rule, std::to_string(failed.more) + " more workloads", "workload:_more",
+                  std::to_string(failed.more) + " more workloads violate this rule" + bound));
+    }
+    if (unknown.more > 0) {
+      out_.unknown.push_back(finding(
+          rule, std::to_string(unknown.more) + " more workloads", "workload:_more",
+          std::to_string(unknown.more) + " more workloads cannot be judged by this rule" + bound,
+          true));
     }
   }
 

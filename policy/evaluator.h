@@ -4,8 +4,10 @@
 // once, or each workload of facts.workloads with `workload` bound. Pure: no I/O, no clock but
 // a duration measurement, safe from any thread.
 //
-// A rule whose expression is false is a violation; one that cannot be evaluated (a missing
-// fact, a type error, a non-bool result) is an error, reported apart from violations.
+// A rule whose expression is false is a violation, unless its unknownWhen holds: then the facts
+// it needs are missing and its result is unknown, reported apart (a missing fact is not a
+// fault). One that cannot be evaluated (a missing key, a type error, a non-bool result) is an
+// error, reported apart from both.
 
 #include <cstdint>
 #include <string>
@@ -39,6 +41,7 @@ struct PackStats {
   std::string skipped;  // why it did not match: "resource group", "match expression"
   uint64_t pass = 0;    // rule evaluations (one per subject) by result
   uint64_t fail = 0;
+  uint64_t unknown = 0;
   uint64_t error = 0;
   double seconds = 0;
 };
@@ -52,6 +55,9 @@ struct EvalSettings {
 
 struct Evaluation {
   std::vector<Finding> violations;
+  // Rules that could not judge their subject: the message says what is missing (no
+  // remediation). Bounded per rule as violations are.
+  std::vector<Finding> unknown;
   std::vector<RuleError> errors;
   std::vector<PackStats> packs;
   double seconds = 0;

@@ -54,6 +54,12 @@ struct Rule {
   CompiledExpr expression;
   std::string message;                             // static message (may be empty)
   std::optional<CompiledExpr> message_expression;  // wins over `message` when it yields a string
+  // When the expression is false and this is true, the rule's inputs are missing and it cannot
+  // judge the subject: the result is unknown (counted, reported, not a violation). Evaluated
+  // only on a false result, so a rule that holds on what is known still passes.
+  std::optional<CompiledExpr> unknown_when;
+  std::string unknown_message;                             // what is missing (may be empty)
+  std::optional<CompiledExpr> unknown_message_expression;  // wins over `unknown_message`
   std::string remediation;
   SourcePos pos;
 };

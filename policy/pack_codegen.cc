@@ -75,6 +75,9 @@ std::string packSetSource(const PackSet& packs) {
                (r.subject == Subject::kWorkload ? "Subject::kWorkload" : "Subject::kNode") +
                ",\n     " + exprData(&r.expression) + ",\n     " + cppStringView(r.message) +
                ",\n     " + exprData(r.message_expression ? &*r.message_expression : nullptr) +
+               ",\n     " + exprData(r.unknown_when ? &*r.unknown_when : nullptr) + ",\n     " +
+               cppStringView(r.unknown_message) + ",\n     " +
+               exprData(r.unknown_message_expression ? &*r.unknown_message_expression : nullptr) +
                ",\n     " + cppStringView(r.remediation) + ",\n     " +
                pos(r.pos.line, r.pos.column) + "},\n";
       }

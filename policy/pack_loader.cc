@@ -194,10 +194,11 @@ class Loader {
     }
     std::map<std::string, int> seen;
     for (const auto& item : n) {
-      auto f = fields(item, "rule",
-                      {"id", "description", "severity", "subject", "expression", "message",
-                       "messageExpression", "remediation"},
-                      {"id", "severity", "expression", "remediation"});
+      auto f = fields(
+          item, "rule",
+          {"id", "description", "severity", "subject", "expression", "message", "messageExpression",
+           "unknownWhen", "unknownMessage", "unknownMessageExpression", "remediation"},
+          {"id", "severity", "expression", "remediation"});
       if (!f) continue;
       Rule r;
       r.pos = posOf(item);
@@ -245,6 +246,17 @@ class Loader {
       if (f->count("messageExpression"))
         r.message_expression =
             expression(f->at("messageExpression"), what + " messageExpression", wl);
+      if (f->count("unknownWhen"))
+        r.unknown_when = expression(f->at("unknownWhen"), what + " unknownWhen", wl);
+      if (auto m = str(*f, "unknownMessage", "rule")) r.unknown_message = *m;
+      if (f->count("unknownMessageExpression"))
+        r.unknown_message_expression =
+            expression(f->at("unknownMessageExpression"), what + " unknownMessageExpression", wl);
+      if (!f->count("unknownWhen") &&
+          (f->count("unknownMessage") || f->count("unknownMessageExpression")))
+        report(f->count("unknownMessage") ? f->at("unknownMessage")
+                                          : f->at("unknownMessageExpression"),
+               what + ": an unknown message needs unknownWhen");
       p.rules.push_back(std::move(r));
     }
   }

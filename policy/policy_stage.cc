@@ -58,6 +58,7 @@ void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const Pa
     if (!p.skipped.empty()) v["skipped"] = p.skipped;
     v["pass"] = p.pass;
     v["fail"] = p.fail;
+    v["unknown"] = p.unknown;
     v["error"] = p.error;
     v["duration_seconds"] = p.seconds;
     list.push(std::move(v));
@@ -71,6 +72,16 @@ void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const Pa
                                   {"message", err.message}}));
   }
   st["errors"] = std::move(errors);
+  core::Value unknown = core::Value::list();
+  for (const auto& u : e.unknown) {
+    unknown.push(core::Value::map({{"pack", u.pack},
+                                   {"rule", u.rule},
+                                   {"severity", severityName(u.severity)},
+                                   {"subject", u.subject},
+                                   {"subject_label", u.subject_label},
+                                   {"message", u.message}}));
+  }
+  st["unknown"] = std::move(unknown);
   snapshot.status["policy"] = std::move(st);
 }
 
@@ -98,9 +109,10 @@ std::vector<core::OptionalMetric> PolicyStage::optionalMetrics() const {
 }
 
 std::vector<core::OptionalMetric> policyOptionalMetrics() {
-  return {{"fabricwatch_policy_rules_evaluated", "", "+3 per loaded pack (pass, fail, error)"},
-          {"fabricwatch_policy_pack_matched", "", "+1 per loaded pack"},
-          {"fabricwatch_policy_evaluation_duration_seconds", "", "+1 per loaded pack"}};
+  return {
+      {"fabricwatch_policy_rules_evaluated", "", "+4 per loaded pack (pass, fail, unknown, error)"},
+      {"fabricwatch_policy_pack_matched", "", "+1 per loaded pack"},
+      {"fabricwatch_policy_evaluation_duration_seconds", "", "+1 per loaded pack"}};
 }
 
 void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
@@ -120,10 +132,33 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
 
   const core::Value* st = snapshot.status.find("policy");
   if (st) {
+    // The counterpart of a violation for a rule that could not judge its subject: none on a
+    // node whose facts are all there.
+    auto unknown = core::gaugeFamily(
+        "fabricwatch_policy_unknown",
+        "1 while a policy rule cannot judge a subject because the facts it needs are missing "
+        "(its result is unknown, not a violation); absent otherwise.");
+    if (const auto* list = st->find("unknown"); list && list->isList()) {
+      std::set<std::tuple<std::string, std::string, std::string, std::string>> listed;
+      auto text = [](const core::Value& v, const char* k) {
+        const auto* f = v.find(k);
+        return f && f->isString() ? f->asString() : std::string();
+      };
+      for (const auto& u : list->asList()) {
+        std::string subject = text(u, "subject_label");
+        if (subject.empty()) subject = "node";
+        std::string pack = text(u, "pack"), rule = text(u, "rule"), sev = text(u, "severity");
+        if (!listed.emplace(pack, rule, sev, subject).second) continue;
+        core::addSample(
+            unknown, {{"pack", pack}, {"rule", rule}, {"severity", sev}, {"subject", subject}}, 1);
+      }
+    }
+    if (!unknown.metric.empty()) out.push_back(std::move(unknown));
+
     auto evaluated = core::gaugeFamily(
         "fabricwatch_policy_rules_evaluated",
         "Rule evaluations (one per rule and subject) in the last evaluation, by pack and result "
-        "(pass, fail, error).");
+        "(pass, fail, unknown, error).");
     auto matched = core::gaugeFamily(
         "fabricwatch_policy_pack_matched",
         "Whether a loaded pack applies to this node (its resource group and match expression).");
@@ -149,7 +184,7 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
         if (!n || !n->isString()) continue;
         const std::string& name = n->asString();
         if (with_evaluated) {
-          for (const char* result : {"pass", "fail", "error"}) {
+          for (const char* result : {"pass", "fail", "unknown", "error"}) {
             core::addSample(evaluated, {{"pack", name}, {"result", result}},
                             static_cast<double>(intAt(p, result)));
           }

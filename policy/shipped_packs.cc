@@ -37,6 +37,10 @@ class Builder {
       bool wl = r.subject == Subject::kWorkload;
       if (auto c = compile(er.expression, wl)) r.expression = std::move(*c);
       if (er.message_expression.present) r.message_expression = compile(er.message_expression, wl);
+      if (er.unknown_when.present) r.unknown_when = compile(er.unknown_when, wl);
+      r.unknown_message = er.unknown_message;
+      if (er.unknown_message_expression.present)
+        r.unknown_message_expression = compile(er.unknown_message_expression, wl);
       p.rules.push_back(std::move(r));
     }
     if (failed_) return std::nullopt;

@@ -33,6 +33,7 @@ struct TestCase {
   std::string facts_file;
   std::string rootfs;
   std::vector<Expected> expected;
+  std::vector<Expected> expected_unknown;
 };
 
 // Test files and facts files: regular files of at most 16 MiB (never a FIFO that would block).
@@ -111,7 +112,8 @@ class TestFile {
 
   void testCase(const YAML::Node& n) {
     auto f = fields(n, "test",
-                    {"name", "resourceGroup", "facts", "factsFile", "rootfs", "expectedViolations"},
+                    {"name", "resourceGroup", "facts", "factsFile", "rootfs", "expectedViolations",
+                     "expectedUnknown"},
                     {"name"});
     if (!f) return;
     TestCase tc;
@@ -134,28 +136,34 @@ class TestFile {
     }
     if (sources != 1)
       report(n, "test \"" + tc.name + "\" needs exactly one of facts, factsFile, rootfs");
-    if (auto it = f->find("expectedViolations"); it != f->end()) {
-      if (!it->second.IsSequence() && !it->second.IsNull())
-        report(it->second, "expectedViolations must be a list");
-      for (const auto& e : it->second) {
-        auto ef = fields(e, "expected violation",
-                         {"pack", "rule", "subject", "severity", "message"}, {"pack", "rule"});
-        if (!ef) continue;
-        Expected x;
-        x.pack = scalar(*ef, "pack");
-        x.rule = scalar(*ef, "rule");
-        if (ef->count("subject")) x.subject = scalar(*ef, "subject");
-        x.severity = scalar(*ef, "severity");
-        if (ef->count("message")) {
-          x.message = scalar(*ef, "message");
-          x.has_message = true;
-        }
-        if (!x.severity.empty() && !parseSeverity(x.severity))
-          report(ef->at("severity"), "unknown severity \"" + x.severity + "\"");
-        tc.expected.push_back(std::move(x));
-      }
-    }
+    expectedList(*f, "expectedViolations", "expected violation", tc.expected);
+    expectedList(*f, "expectedUnknown", "expected unknown result", tc.expected_unknown);
     cases.push_back(std::move(tc));
+  }
+
+  void expectedList(const Fields& f, const char* key, const char* what,
+                    std::vector<Expected>& out) {
+    auto it = f.find(key);
+    if (it == f.end()) return;
+    if (!it->second.IsSequence() && !it->second.IsNull())
+      report(it->second, std::string(key) + " must be a list");
+    for (const auto& e : it->second) {
+      auto ef =
+          fields(e, what, {"pack", "rule", "subject", "severity", "message"}, {"pack", "rule"});
+      if (!ef) continue;
+      Expected x;
+      x.pack = scalar(*ef, "pack");
+      x.rule = scalar(*ef, "rule");
+      if (ef->count("subject")) x.subject = scalar(*ef, "subject");
+      x.severity = scalar(*ef, "severity");
+      if (ef->count("message")) {
+        x.message = scalar(*ef, "message");
+        x.has_message = true;
+      }
+      if (!x.severity.empty() && !parseSeverity(x.severity))
+        report(ef->at("severity"), "unknown severity \"" + x.severity + "\"");
+      out.push_back(std::move(x));
+    }
   }
 
   std::string path_;
@@ -179,6 +187,23 @@ std::string describe(const Expected& e) {
 std::string describe(const Finding& f) {
   return f.pack + "/" + f.rule + " " + severityName(f.severity) + " " + f.subject + ": " +
          f.message;
+}
+
+// Pairs what was expected with what was produced: "-" expected and not produced, "+" (or "?"
+// for unknown results) produced and not expected.
+void compare(const std::vector<Expected>& expected, const std::vector<Finding>& produced,
+             const std::string& kind, std::vector<std::string>& diff) {
+  std::vector<bool> used(produced.size(), false);
+  for (const auto& e : expected) {
+    bool found = false;
+    for (size_t i = 0; i < produced.size() && !found; ++i) {
+      if (used[i] || !matches(e, produced[i])) continue;
+      used[i] = found = true;
+    }
+    if (!found) diff.push_back("  - " + kind + describe(e));
+  }
+  for (size_t i = 0; i < produced.size(); ++i)
+    if (!used[i]) diff.push_back((kind.empty() ? "  + " : "  ? ") + kind + describe(produced[i]));
 }
 
 std::vector<std::string> collectTestFiles(const std::vector<std::string>& paths,
@@ -262,17 +287,8 @@ TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsPro
         }
         prepareFacts(facts, group);
         Evaluation ev = evaluate(packs.packs, facts, group);
-        std::vector<bool> used(ev.violations.size(), false);
-        for (const auto& e : tc.expected) {
-          bool found = false;
-          for (size_t i = 0; i < ev.violations.size() && !found; ++i) {
-            if (used[i] || !matches(e, ev.violations[i])) continue;
-            used[i] = found = true;
-          }
-          if (!found) diff.push_back("  - " + describe(e));
-        }
-        for (size_t i = 0; i < ev.violations.size(); ++i)
-          if (!used[i]) diff.push_back("  + " + describe(ev.violations[i]));
+        compare(tc.expected, ev.violations, "", diff);
+        compare(tc.expected_unknown, ev.unknown, "unknown ", diff);
         for (const auto& err : ev.errors)
           diff.push_back("  ! error " + err.pack + "/" + err.rule + " " + err.subject + ": " +
                          err.message);
@@ -283,7 +299,8 @@ TestSummary runPolicyTests(const std::vector<std::string>& paths, const FactsPro
       } else {
         ++sum.failed;
         out << "FAIL  " << where << "\n"
-            << "  (- expected, not produced; + produced, not expected; ! error)\n";
+            << "  (- expected, not produced; + produced, not expected; ? unknown result not "
+               "expected; ! error)\n";
         for (const auto& d : diff) out << d << "\n";
       }
     }

@@ -12,10 +12,13 @@
 //       facts: {rdma: {devices: [...]}}     # or factsFile: FILE, or rootfs: DIR
 //       expectedViolations:
 //         - {pack: aws-efa, rule: efa-device-count, subject: node, message: "..."}
+//       expectedUnknown:               # rules that cannot judge the node (unknownWhen)
+//         - {pack: aws-efa, rule: efa-ports-active, message: "..."}
 //
 // An expected violation matches a produced one with the same pack, rule and subject (the
 // subject text, or its metric label such as workload:<pod uid>), and the same severity and
-// message when those are given. Any evaluation error fails the test.
+// message when those are given; an expected unknown result likewise. A violation or unknown
+// result not expected, and any evaluation error, fail the test.
 
 #include <functional>
 #include <iosfwd>

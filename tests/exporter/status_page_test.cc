@@ -102,6 +102,26 @@ TEST(StatusPageTest, VerdictFollowsTheWorstFinding) {
   EXPECT_NE(page(s).find("<title>FAIL · gpu-node-17 · fabricwatch</title>"), std::string::npos);
 }
 
+// A rule that cannot judge the node for missing facts is said so, apart from violations.
+TEST(StatusPageTest, ShowsRulesThatCannotJudgeTheNode) {
+  core::Snapshot s = baseSnapshot();
+  s.status["policy"]["packs"].push(Value::map(
+      {{"name", "baseline"}, {"matched", true}, {"pass", 8}, {"fail", 0}, {"unknown", 1}}));
+  s.status["policy"]["unknown"] = Value::list();
+  s.status["policy"]["unknown"].push(Value::map({{"pack", "baseline"},
+                                                 {"rule", "ib-uverbs-loaded"},
+                                                 {"subject", "node"},
+                                                 {"message", "/proc/modules <unreadable>"}}));
+  std::string p = page(s);
+  EXPECT_NE(p.find("verdict warn\">WARN · 1 rule cannot judge for missing facts"),
+            std::string::npos)
+      << p;
+  EXPECT_NE(p.find("<th>unknown</th>"), std::string::npos);
+  EXPECT_NE(p.find("unknown: baseline/ib-uverbs-loaded (node): /proc/modules &lt;unreadable&gt;"),
+            std::string::npos)
+      << p;
+}
+
 TEST(StatusPageTest, GroupsViolationsBySeverityWithTheirRemediation) {
   core::Snapshot s = baseSnapshot();
   s.violations.push_back(violation("warning", "w1", "fix w1"));

@@ -85,7 +85,7 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
   std::string port = root / "sys/class/infiniband/mlx5_3/ports/1/";
   rewriteInPlace(port + "state", "1: DOWN\n");
   rewriteInPlace(port + "phys_state", "2: Polling\n");
-  rewriteInPlace(port + "rate", "200 Gb/sec (4X HDR)\n");
+  rewriteInPlace(port + "rate", "10 Gb/sec (4X SDR)\n");
   rewriteInPlace(port + "counters/symbol_error", "42\n");
   rewriteInPlace(port + "gids/1", "fe80:0000:0000:0000:0000:0000:0000:0001\n");
   rewriteInPlace(root / "sys/class/infiniband/mlx5_3/device/current_link_width", "8\n");
@@ -95,7 +95,9 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
   EXPECT_EQ(valueAt(p, "state").asString(), "DOWN");
   EXPECT_EQ(valueAt(p, "state_code").asInt(), 1);
   EXPECT_EQ(valueAt(p, "phys_state").asString(), "Polling");
-  EXPECT_EQ(valueAt(p, "rate_gbps").asDouble(), 200);
+  // The placeholder rate of a link that is down is kept as text, and is no rate.
+  EXPECT_EQ(valueAt(p, "rate").asString(), "10 Gb/sec (4X SDR)");
+  EXPECT_EQ(p.find("rate_gbps"), nullptr);
   EXPECT_EQ(valueAt(p, "counters.symbol_error").asInt(), 42);
   bool found = false;
   for (const auto& g : valueAt(p, "gids").asList()) {
@@ -108,6 +110,13 @@ TEST(CollectAgainTest, PortStateRateCountersGidsAndLinkChangesShow) {
   const auto& dev = deviceNamed(after, "mlx5_3");
   EXPECT_EQ(valueAt(dev, "pcie.current_width").asInt(), 8);
   EXPECT_TRUE(valueAt(dev, "pcie.degraded").asBool());
+
+  // Back up, trained at a lower rate: that rate is read.
+  rewriteInPlace(port + "state", "4: ACTIVE\n");
+  rewriteInPlace(port + "phys_state", "5: LinkUp\n");
+  rewriteInPlace(port + "rate", "200 Gb/sec (4X HDR)\n");
+  auto up = rdma.collect({root.path()}).facts;
+  EXPECT_EQ(valueAt(port1(deviceNamed(up, "mlx5_3")), "rate_gbps").asDouble(), 200);
   // Nothing else moved.
   EXPECT_TRUE(deviceNamed(after, "mlx5_2") == deviceNamed(before, "mlx5_2"));
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "facts/kernel_source.h"
 #include "facts/rdma_source.h"
 #include "facts/workload_source.h"
 #include "tests/facts/fixture_facts.h"
@@ -33,7 +34,8 @@ TEST(FixtureSourcesTest, EveryFixtureReadsWithoutErrors) {
   for (const auto& name : fixtureRoots()) {
     auto f = collectFixture(name);
     EXPECT_EQ(f.read_errors, 0u) << name << ": " << (f.errors.empty() ? "" : f.errors[0]);
-    EXPECT_TRUE(f.facts.findPath("kernel.release")) << name;
+    // gpud's class testdata has no /proc.
+    EXPECT_EQ(f.facts.findPath("kernel.release") != nullptr, name != "h100_class_only") << name;
   }
 }
 
@@ -159,10 +161,15 @@ TEST(FixtureSourcesTest, P5NodeHas32EfaDevicesAndHugepages) {
     EXPECT_EQ(str(d, "kind"), "efa");
     EXPECT_EQ(str(d, "node_type"), "unspecified");
     const auto& p = idx(at(d, "ports"), 0);
-    EXPECT_EQ(str(p, "link_layer"), "Unspecified");
+    EXPECT_EQ(str(p, "link_layer"), "Unknown");
     EXPECT_EQ(p.find("counters"), nullptr);  // EFA has no standard counters directory
     EXPECT_EQ(at(p, "hw_counters.rx_drops").asInt(), 0);
     EXPECT_EQ(at(p, "hw_counters.retrans_pkts").asInt(), 312);
+    EXPECT_EQ(at(p, "hw_counters").size(), 22u);  // the kernel's every EFA port counter
+    // The device-wide counters, beside the ports.
+    EXPECT_EQ(at(d, "hw_counters.cmds_err").asInt(), 0);
+    EXPECT_EQ(at(d, "hw_counters.submitted_cmds").asInt(), 2389);
+    EXPECT_EQ(at(d, "hw_counters").size(), 12u);
     total += at(p, "rate_gbps").asDouble();
   }
   EXPECT_EQ(total, 3200.0);
@@ -300,6 +307,136 @@ TEST(FixtureSourcesTest, WorkloadsIgnoreVanishedProcesses) {
   auto c = WorkloadSource().collect({root.path()});
   EXPECT_EQ(c.read_errors, 0u);
   EXPECT_EQ(at(c.facts, "workloads").size(), 0u);
+}
+
+// Issue 25: NVSentinel's EFA tree: class entries whose device/ says vendor 0x1d0f, a driver link
+// or DRIVER=efa in uevent, and no /sys/bus/pci/devices. Every device is EFA, whatever tells it.
+TEST(FixtureSourcesTest, EfaToldByItsDeviceWithoutAPciTree) {
+  auto f = collectFixture("efa_no_pci_tree");
+  EXPECT_EQ(f.read_errors, 0u) << (f.errors.empty() ? "" : f.errors[0]);
+  const auto& devs = at(f.facts, "rdma.devices");
+  ASSERT_EQ(devs.size(), 4u);
+  const char* names[] = {"rdmap16s27", "rdmap32s27", "rdmap144s27", "rdmap160s27"};
+  for (size_t i = 0; i < 4; ++i) {
+    const auto& d = idx(devs, i);
+    EXPECT_EQ(str(d, "name"), names[i]);
+    EXPECT_EQ(str(d, "kind"), "efa") << names[i];
+    EXPECT_EQ(d.find("pcie"), nullptr) << names[i];  // no link attributes in its device/
+    EXPECT_EQ(at(d, "numa_node").asInt(), i < 2 ? 0 : 1);
+    EXPECT_EQ(at(d, "hw_counters.cmds_err").asInt(), 0);
+    EXPECT_EQ(at(d, "hw_counters.keep_alive_rcvd").asInt(), 871263);
+    const auto& p = idx(at(d, "ports"), 0);
+    EXPECT_EQ(at(p, "hw_counters.rx_pkts").asInt(), 1281736451);
+    EXPECT_EQ(at(p, "hw_counters.tx_pkts").asInt(), 1283746123);
+    EXPECT_EQ(str(p, "link_layer"), "Unknown");
+  }
+  // Driver link and uevent; uevent only; the vendor only (no address, no driver).
+  EXPECT_EQ(str(idx(devs, 0), "driver"), "efa");
+  EXPECT_EQ(str(idx(devs, 0), "pci_address"), "0000:10:1b.0");
+  EXPECT_EQ(str(idx(devs, 1), "driver"), "efa");
+  EXPECT_EQ(str(idx(devs, 1), "pci_address"), "0000:20:1b.0");
+  EXPECT_EQ(idx(devs, 2).find("driver"), nullptr);
+  EXPECT_EQ(idx(devs, 2).find("pci_address"), nullptr);
+  // The fourth has no ports/1/state: the state is absent, not DOWN.
+  const auto& stateless = idx(at(idx(devs, 3), "ports"), 0);
+  EXPECT_EQ(stateless.find("state"), nullptr);
+  EXPECT_EQ(str(stateless, "phys_state"), "LinkUp");
+  EXPECT_EQ(at(stateless, "rate_gbps").asDouble(), 100.0);
+}
+
+// The PCI tree, where a root has it, is a cross-check of what the class entry's device/ says.
+// A symbolic link under a test root (parent directories created), as sysfs has them.
+void symlink(const testing::TempDir& root, const std::string& rel, const std::string& target) {
+  std::filesystem::path p = std::filesystem::path(root.path()) / rel;
+  std::filesystem::create_directories(p.parent_path());
+  std::filesystem::create_symlink(target, p);
+}
+
+TEST(FixtureSourcesTest, APciTreeThatDisagreesIsAReadError) {
+  testing::TempDir root;
+  std::string fn = "sys/devices/pci0000:10/0000:10:1b.0";
+  root.write(fn + "/vendor", "0x1d0f\n");
+  root.write("sys/class/infiniband/rdmap16s27/node_type", "7: unspecified\n");
+  symlink(root, "sys/class/infiniband/rdmap16s27/device",
+          "../../../devices/pci0000:10/0000:10:1b.0");
+  symlink(root, "sys/bus/pci/devices/0000:10:1b.0", "../../../devices/pci0000:10/0000:10:1b.0");
+  auto agree = collectRoot(root.path());
+  EXPECT_EQ(str(idx(at(agree.facts, "rdma.devices"), 0), "kind"), "efa");
+  // A bus entry that is another function: the device/ wins, and the disagreement is counted.
+  root.write("sys/devices/pci0000:10/0000:10:1c.0/vendor", "0x15b3\n");
+  std::filesystem::remove(root.path() + "/sys/bus/pci/devices/0000:10:1b.0");
+  symlink(root, "sys/bus/pci/devices/0000:10:1b.0", "../../../devices/pci0000:10/0000:10:1c.0");
+  auto differ = collectRoot(root.path());
+  EXPECT_EQ(str(idx(at(differ.facts, "rdma.devices"), 0), "kind"), "efa");
+  ASSERT_GE(differ.read_errors, 1u);
+  bool named = false;
+  for (const auto& e : differ.errors)
+    named = named || (e.find("vendor 0x15b3, but") != std::string::npos &&
+                      e.find("rdmap16s27/device says 0x1d0f") != std::string::npos);
+  EXPECT_TRUE(named) << differ.errors[0];
+}
+
+// Issue 25: the second ports of dual-port cards, DOWN and Disabled, show a placeholder rate
+// that is kept as text and is no rate; the ports of a card share its system image GUID. The
+// kernel has ib_uverbs built in.
+TEST(FixtureSourcesTest, DualPortCardsDisabledPortsAndBuiltInVerbs) {
+  auto f = collectFixture("h100_dual_port").facts;
+  const auto& devs = at(f, "rdma.devices");
+  ASSERT_EQ(devs.size(), 12u);
+  const auto* second = device(f, "mlx5_2");
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(str(*second, "sys_image_guid"), str(*device(f, "mlx5_1"), "sys_image_guid"));
+  EXPECT_NE(str(*second, "node_guid"), str(*device(f, "mlx5_1"), "node_guid"));
+  const auto& p = idx(at(*second, "ports"), 0);
+  EXPECT_EQ(str(p, "state"), "DOWN");
+  EXPECT_EQ(str(p, "phys_state"), "Disabled");
+  EXPECT_EQ(str(p, "rate"), "40 Gb/sec (4X QDR)");
+  EXPECT_EQ(p.find("rate_gbps"), nullptr);
+  EXPECT_EQ(at(idx(at(*device(f, "mlx5_1"), "ports"), 0), "rate_gbps").asDouble(), 100.0);
+  // ib_uverbs is not in /proc/modules but built in; its class lists a device per HCA.
+  bool in_modules = false;
+  for (const auto& m : at(f, "kernel.modules").asList())
+    in_modules = in_modules || m.asString() == "ib_uverbs";
+  EXPECT_FALSE(in_modules);
+  const auto& builtin = at(f, "kernel.builtin_modules");
+  ASSERT_EQ(builtin.size(), 2u);
+  EXPECT_EQ(builtin.asList()[0].asString(), "ib_core");
+  EXPECT_EQ(builtin.asList()[1].asString(), "ib_uverbs");
+  EXPECT_EQ(at(f, "kernel.uverbs_devices").size(), 12u);
+  // The rails are the NICs beside the GPUs; the CX-6 Dx cards are near none.
+  size_t rails = 0;
+  for (const auto& g : at(f, "gpu.devices").asList()) {
+    EXPECT_EQ(str(g, "nic_locality"), "pci_switch");
+    rails += at(g, "nics").size();
+  }
+  EXPECT_EQ(rails, 8u);
+}
+
+// Issue 25: a DOWN InfiniBand port's 10 Gb/sec (4X SDR) is the kernel's placeholder.
+TEST(FixtureSourcesTest, ADownPortsPlaceholderRateIsNoRate) {
+  auto f = collectFixture("a100_port_down").facts;
+  const auto& down = idx(at(*device(f, "mlx5_5"), "ports"), 0);
+  EXPECT_EQ(str(down, "state"), "DOWN");
+  EXPECT_EQ(str(down, "rate"), "10 Gb/sec (4X SDR)");
+  EXPECT_EQ(down.find("rate_gbps"), nullptr);
+  EXPECT_EQ(at(idx(at(*device(f, "mlx5_4"), "ports"), 0), "rate_gbps").asDouble(), 200.0);
+}
+
+// Issue 25: gpud's class testdata: devices without device/ are of no known kind (never from
+// the name), and with no /proc the kernel source has nothing, so fails.
+TEST(FixtureSourcesTest, ClassOnlyTreeWithoutProc) {
+  auto f = collectFixture("h100_class_only").facts;
+  const auto& devs = at(f, "rdma.devices");
+  ASSERT_EQ(devs.size(), 9u);
+  for (const auto& d : devs.asList()) {
+    EXPECT_EQ(str(d, "kind"), "other") << str(d, "name");
+    EXPECT_EQ(d.find("pci_address"), nullptr);
+  }
+  EXPECT_EQ(str(idx(at(*device(f, "mlx5_bond_0"), "ports"), 0), "rate"), "200 Gb/sec (2X NDR)");
+  EXPECT_EQ(f.find("kernel"), nullptr);
+  EXPECT_EQ(f.findPath("limits.memlock"), nullptr);
+  auto kernel = KernelSource().collect({testing::fixture("h100_class_only")});
+  EXPECT_TRUE(kernel.failed);
 }
 
 }  // namespace

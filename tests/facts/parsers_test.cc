@@ -46,19 +46,55 @@ TEST(RdmaParseTest, UnavailableCounters) {
   EXPECT_FALSE(isUnavailableCounter("garbage"));
 }
 
-TEST(RdmaParseTest, KindsFromDriverThenName) {
-  EXPECT_EQ(rdmaKind("mlx5_0", "mlx5_core", 0x15b3), "mlx5");
-  EXPECT_EQ(rdmaKind("rdmap79s0", "efa", 0x1d0f), "efa");
-  EXPECT_EQ(rdmaKind("rdmap79s0", std::nullopt, 0x1d0f), "efa");
+// Issue 25: the kind comes from what the device's class entry says about its hardware, never
+// from the name of a device that has hardware behind it.
+TEST(RdmaParseTest, KindsFromTheHardwareNeverFromAHardwareDevicesName) {
+  auto hw = [](std::optional<std::string> driver, std::optional<int64_t> vendor) {
+    return RdmaHardware{true, std::move(driver), vendor};
+  };
+  EXPECT_EQ(rdmaKind("mlx5_0", hw("mlx5_core", 0x15b3)), "mlx5");
+  EXPECT_EQ(rdmaKind("rdmap79s0", hw("efa", 0x1d0f)), "efa");
+  // No driver link or uevent: Amazon's vendor id alone makes EFA, whatever the name.
+  EXPECT_EQ(rdmaKind("rdmap16s27", hw(std::nullopt, 0x1d0f)), "efa");
+  EXPECT_EQ(rdmaKind("anything", hw("efa", std::nullopt)), "efa");
+  EXPECT_EQ(rdmaKind("erdma_0", hw(std::nullopt, 0x1ded)), "erdma");
   // irdma devices get rdmap names from udev too: the name alone does not make EFA.
-  EXPECT_EQ(rdmaKind("rdmap24s0f0", "irdma", 0x8086), "irdma");
-  EXPECT_EQ(rdmaKind("rdmap24s0f0", std::nullopt, 0x8086), "other");
-  EXPECT_EQ(rdmaKind("efa_0", std::nullopt, std::nullopt), "efa");
-  EXPECT_EQ(rdmaKind("erdma_0", std::nullopt, std::nullopt), "erdma");
-  EXPECT_EQ(rdmaKind("bnxt_re0", "bnxt_en", 0x14e4), "bnxt_re");
-  EXPECT_EQ(rdmaKind("rxe0", std::nullopt, std::nullopt), "rxe");
-  EXPECT_EQ(rdmaKind("siw0", std::nullopt, std::nullopt), "siw");
-  EXPECT_EQ(rdmaKind("hfi1_0", std::nullopt, std::nullopt), "other");
+  EXPECT_EQ(rdmaKind("rdmap24s0f0", hw("irdma", 0x8086)), "irdma");
+  EXPECT_EQ(rdmaKind("rdmap24s0f0", hw(std::nullopt, 0x8086)), "other");
+  // A device named like EFA or mlx5 whose hardware says nothing of the kind is not one.
+  EXPECT_EQ(rdmaKind("efa_0", hw(std::nullopt, std::nullopt)), "other");
+  EXPECT_EQ(rdmaKind("efa_0", hw("mlx5_core", 0x15b3)), "mlx5");
+  EXPECT_EQ(rdmaKind("mlx5_0", hw("mlx4_core", 0x15b3)), "other");  // 0x15b3 is mlx4 too
+  EXPECT_EQ(rdmaKind("bnxt_re0", hw("bnxt_en", 0x14e4)), "bnxt_re");
+  // Software devices have no device/; only they are told by their name.
+  EXPECT_EQ(rdmaKind("rxe0", RdmaHardware{}), "rxe");
+  EXPECT_EQ(rdmaKind("siw0", RdmaHardware{}), "siw");
+  EXPECT_EQ(rdmaKind("efa_0", RdmaHardware{}), "other");
+  EXPECT_EQ(rdmaKind("mlx5_0", RdmaHardware{}), "other");
+  EXPECT_EQ(rdmaKind("rxe0", hw("mlx5_core", 0x15b3)), "mlx5");
+}
+
+TEST(RdmaParseTest, UeventValues) {
+  std::string_view ue =
+      "DRIVER=efa\nPCI_CLASS=20000\nPCI_SLOT_NAME=0000:10:1b.0\nMODALIAS=pci:v1\n";
+  EXPECT_EQ(ueventValue(ue, "DRIVER"), "efa");
+  EXPECT_EQ(ueventValue(ue, "PCI_SLOT_NAME"), "0000:10:1b.0");
+  EXPECT_FALSE(ueventValue(ue, "PCI"));
+  EXPECT_FALSE(ueventValue(ue, "DEVTYPE"));
+  EXPECT_EQ(ueventValue("DRIVER=\n", "DRIVER"), "");
+  EXPECT_FALSE(ueventValue("", "DRIVER"));
+}
+
+// Issue 25: a link that has not trained shows a placeholder rate.
+TEST(RdmaParseTest, ARateIsMeasuredOnlyOnALinkThatIsUp) {
+  EXPECT_TRUE(rateIsMeasured(4, 5));             // ACTIVE, LinkUp
+  EXPECT_TRUE(rateIsMeasured(2, 5));             // INIT, LinkUp: trained, no SM yet
+  EXPECT_FALSE(rateIsMeasured(1, 2));            // DOWN, Polling: 10 Gb/sec (4X SDR)
+  EXPECT_FALSE(rateIsMeasured(1, 3));            // DOWN, Disabled
+  EXPECT_FALSE(rateIsMeasured(4, 6));            // ACTIVE, LinkErrorRecovery: retraining
+  EXPECT_TRUE(rateIsMeasured(4, std::nullopt));  // no phys_state file: the state decides
+  EXPECT_FALSE(rateIsMeasured(1, std::nullopt));
+  EXPECT_TRUE(rateIsMeasured(std::nullopt, std::nullopt));
 }
 
 TEST(PciParseTest, SpeedsAndAddresses) {

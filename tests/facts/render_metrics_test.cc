@@ -191,9 +191,8 @@ TEST(RenderMetricsTest, P5LongTailsAreOptIn) {
   std::set<std::string> stats;
   for (const auto& s : family(m, "fabricwatch_rdma_port_hw_stat_total")->metric)
     stats.insert(s.label.back().value);
-  EXPECT_EQ(stats, (std::set<std::string>{"impaired_remote_conn_events", "retrans_pkts",
-                                          "retrans_timeout_events", "rx_drops", "tx_pkts",
-                                          "unresponsive_remote_events"}));
+  EXPECT_EQ(stats, (std::set<std::string>{"impaired_remote_conn_events", "retrans_pkts", "rx_drops",
+                                          "rx_pkts", "tx_pkts", "unresponsive_remote_events"}));
   EXPECT_EQ(family(m, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 6);
 
   auto all = renderAll(
@@ -243,14 +242,172 @@ TEST(RenderMetricsTest, DefaultCounterNames) {
   for (const char* off : {"unicast_xmit_packets", "port_multicast_rcv_packets"})
     EXPECT_FALSE(defaultPortCounter(off)) << off;
   for (const char* on :
-       {"retrans_pkts", "retrans_bytes", "rx_drops", "tx_pkts", "unresponsive_remote_events",
-        "impaired_remote_conn_events", "rdma_read_wr_err", "out_of_sequence", "packet_seq_err",
-        "local_ack_timeout_err", "rnr_nak_retry_err", "np_cnp_sent", "np_ecn_marked_roce_packets",
-        "roce_slow_restart", "duplicate_request"})
-    EXPECT_TRUE(defaultHwCounter(on)) << on;
-  for (const char* off :
-       {"tx_bytes", "rx_bytes", "rx_pkts", "rdma_read_bytes", "send_wrs", "submitted_cmds"})
-    EXPECT_FALSE(defaultHwCounter(off)) << off;
+       {"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err",
+        "np_cnp_sent", "np_ecn_marked_roce_packets", "roce_slow_restart", "duplicate_request",
+        "roce_adp_retrans", "req_cqe_error", "resp_cqe_error"})
+    EXPECT_TRUE(defaultHwCounter("mlx5", on)) << on;
+  for (const char* off : {"rx_read_requests", "rx_write_requests", "rx_atomic_requests"})
+    EXPECT_FALSE(defaultHwCounter("mlx5", off)) << off;
+  // EFA: a known set, within the p5 budget.
+  for (const char* on : {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops",
+                         "unresponsive_remote_events", "impaired_remote_conn_events"})
+    EXPECT_TRUE(defaultHwCounter("efa", on)) << on;
+  for (const char* off : {"tx_bytes", "rx_bytes", "rdma_read_bytes", "send_wrs", "retrans_bytes",
+                          "retrans_timeout_events", "rdma_read_wr_err", "rdma_write_wr_err",
+                          "cmds_err", "submitted_cmds"})
+    EXPECT_FALSE(defaultHwCounter("efa", off)) << off;
+}
+
+// The counters each driver has (the kernel's efa driver in 6.x, mlx5 as gpud's H100 testdata
+// lists them, the IBA PortCounters and PortCountersExtended, mlx4's counters_ext).
+const std::vector<std::string> kEfaPort = {"tx_bytes",
+                                           "tx_pkts",
+                                           "rx_bytes",
+                                           "rx_pkts",
+                                           "rx_drops",
+                                           "send_bytes",
+                                           "send_wrs",
+                                           "recv_bytes",
+                                           "recv_wrs",
+                                           "rdma_read_wrs",
+                                           "rdma_read_bytes",
+                                           "rdma_read_wr_err",
+                                           "rdma_read_resp_bytes",
+                                           "rdma_write_wrs",
+                                           "rdma_write_bytes",
+                                           "rdma_write_wr_err",
+                                           "rdma_write_recv_bytes",
+                                           "retrans_bytes",
+                                           "retrans_pkts",
+                                           "retrans_timeout_events",
+                                           "unresponsive_remote_events",
+                                           "impaired_remote_conn_events"};
+const std::vector<std::string> kMlx5 = {"duplicate_request",
+                                        "implied_nak_seq_err",
+                                        "local_ack_timeout_err",
+                                        "out_of_buffer",
+                                        "out_of_sequence",
+                                        "packet_seq_err",
+                                        "req_cqe_error",
+                                        "req_cqe_flush_error",
+                                        "req_remote_access_errors",
+                                        "req_remote_invalid_request",
+                                        "resp_cqe_error",
+                                        "resp_cqe_flush_error",
+                                        "resp_local_length_error",
+                                        "resp_remote_access_errors",
+                                        "rnr_nak_retry_err",
+                                        "roce_adp_retrans",
+                                        "roce_adp_retrans_to",
+                                        "roce_slow_restart",
+                                        "roce_slow_restart_cnps",
+                                        "roce_slow_restart_trans",
+                                        "rx_atomic_requests",
+                                        "rx_dct_connect",
+                                        "rx_icrc_encapsulated",
+                                        "rx_read_requests",
+                                        "rx_write_requests",
+                                        "np_cnp_sent",
+                                        "rp_cnp_handled",
+                                        "np_ecn_marked_roce_packets"};
+const std::vector<std::string> kStandard = {"VL15_dropped",
+                                            "excessive_buffer_overrun_errors",
+                                            "link_downed",
+                                            "link_error_recovery",
+                                            "local_link_integrity_errors",
+                                            "multicast_rcv_packets",
+                                            "multicast_xmit_packets",
+                                            "port_rcv_constraint_errors",
+                                            "port_rcv_data",
+                                            "port_rcv_errors",
+                                            "port_rcv_packets",
+                                            "port_rcv_remote_physical_errors",
+                                            "port_rcv_switch_relay_errors",
+                                            "port_xmit_constraint_errors",
+                                            "port_xmit_data",
+                                            "port_xmit_discards",
+                                            "port_xmit_packets",
+                                            "port_xmit_wait",
+                                            "symbol_error",
+                                            "unicast_rcv_packets",
+                                            "unicast_xmit_packets",
+                                            "port_rcv_discards",
+                                            "port_xmit_data_64",
+                                            "port_rcv_data_64",
+                                            "port_xmit_packets_64",
+                                            "port_rcv_packets_64",
+                                            "port_unicast_xmit_packets",
+                                            "port_unicast_rcv_packets",
+                                            "port_multicast_xmit_packets",
+                                            "port_multicast_rcv_packets"};
+
+// The other counter of a send/receive pair, when the name has one side's word.
+std::vector<std::string> partners(const std::string& name) {
+  static const std::pair<const char*, const char*> kSides[] = {
+      {"tx_", "rx_"}, {"xmit", "rcv"}, {"send", "recv"}, {"read", "write"}, {"req_", "resp_"}};
+  std::vector<std::string> out;
+  for (auto [a, b] : kSides) {
+    for (auto [from, to] : {std::pair{a, b}, std::pair{b, a}}) {
+      size_t at = name.find(from);
+      if (at == std::string::npos) continue;
+      std::string other = name;
+      other.replace(at, std::string(from).size(), to);
+      out.push_back(other);
+    }
+  }
+  return out;
+}
+
+// Issue 25: EFA's tx_pkts was served by default and its rx_pkts not. Counters that dashboards
+// draw against each other are on or off together, for every driver.
+TEST(RenderMetricsTest, DefaultCountersComeInPairs) {
+  auto check = [](const std::vector<std::string>& names, auto is_default, const char* what) {
+    std::set<std::string> known(names.begin(), names.end());
+    size_t pairs = 0;
+    for (const auto& n : names) {
+      for (const auto& other : partners(n)) {
+        if (!known.count(other)) continue;
+        ++pairs;
+        EXPECT_EQ(is_default(n), is_default(other)) << what << ": " << n << " and " << other;
+      }
+    }
+    return pairs;
+  };
+  EXPECT_GE(check(
+                kEfaPort, [](const std::string& n) { return defaultHwCounter("efa", n); }, "efa"),
+            10u);
+  EXPECT_GE(check(
+                kMlx5, [](const std::string& n) { return defaultHwCounter("mlx5", n); }, "mlx5"),
+            4u);
+  EXPECT_GE(check(
+                kStandard, [](const std::string& n) { return defaultPortCounter(n); }, "counters"),
+            10u);
+}
+
+// A p5's 32 EFA devices within the 400-series budget, with every EFA counter the kernel has:
+// the default EFA counters are six per port.
+TEST(RenderMetricsTest, EfaDefaultsPerPortAndDeviceCountersOptIn) {
+  core::Value facts = collectFixture("p5_efa").facts;
+  auto m = renderAll(facts);
+  const auto* hw = family(m, "fabricwatch_rdma_port_hw_stat_total");
+  ASSERT_NE(hw, nullptr);
+  EXPECT_EQ(hw->metric.size(), 32u * 6);
+  for (const char* stat : {"tx_pkts", "rx_pkts"})
+    EXPECT_FALSE(std::isnan(
+        value(m, "fabricwatch_rdma_port_hw_stat_total", {{"device", "rdmap19s0"}, {"stat", stat}})))
+        << stat;
+  EXPECT_EQ(family(m, "fabricwatch_rdma_device_hw_stat_total"), nullptr);
+  // The device-wide counters by name, or all of them.
+  auto one = renderAll(facts, {"fabricwatch_rdma_device_hw_stat_total{stat=\"cmds_err\"}"});
+  const auto* dev = family(one, "fabricwatch_rdma_device_hw_stat_total");
+  ASSERT_NE(dev, nullptr);
+  EXPECT_EQ(dev->type, prometheus::MetricType::Counter);
+  EXPECT_EQ(dev->metric.size(), 32u);
+  EXPECT_EQ(value(one, "fabricwatch_rdma_device_hw_stat_total",
+                  {{"device", "rdmap19s0"}, {"stat", "cmds_err"}}),
+            0);
+  auto all = renderAll(facts, {"fabricwatch_rdma_device_hw_stat_total"});
+  EXPECT_EQ(family(all, "fabricwatch_rdma_device_hw_stat_total")->metric.size(), 32u * 12);
 }
 
 TEST(RenderMetricsTest, AbsentFactsRenderNoSeries) {

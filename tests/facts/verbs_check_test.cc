@@ -135,6 +135,8 @@ TEST(VerbsCheckTest, Names) {
   EXPECT_EQ(verbsRateGbps(2, 32), 100);   // "100 Gb/sec (4X EDR)"
   EXPECT_EQ(verbsRateGbps(1, 1), 2.5);
   EXPECT_EQ(verbsLinkLayerName(1), "InfiniBand");
+  // IBV_LINK_LAYER_UNSPECIFIED (EFA): sysfs's link_layer prints "Unknown" for it.
+  EXPECT_EQ(verbsLinkLayerName(0), "Unknown");
   EXPECT_EQ(verbsNodeTypeName(4), "RNIC");
   EXPECT_EQ(verbsGuid(0x0c42a10300b49a5cull), "0c42:a103:00b4:9a5c");
   EXPECT_EQ(verbsGidTypeName(2), "RoCE v2");

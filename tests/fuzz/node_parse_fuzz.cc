@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)n::parseRateGbps(text);
   (void)n::isUnavailableCounter(text);
   (void)n::isZeroGid(text);
-  (void)n::rdmaKind(text, text.substr(0, size / 2), std::nullopt);
+  (void)n::rdmaKind(text, n::RdmaHardware{true, std::string(text.substr(0, size / 2)), 0});
+  (void)n::ueventValue(text, "DRIVER");
   // pci
   (void)n::parsePcieSpeed(text);
   (void)n::isPciAddress(text);

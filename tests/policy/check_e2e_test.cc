@@ -208,6 +208,85 @@ TEST(CheckE2ETest, AFailedSourceFailsTheCheck) {
       << j.out;
 }
 
+// Issue 25: a rule whose facts are missing is unknown, not a violation. `check` lists it apart
+// with what is missing, counts it, and passes on it (a failed source still fails the check).
+TEST(CheckE2ETest, AnUnknownResultIsListedAndDoesNotFail) {
+  Fixture f;
+  f.dir.write("packs/modules.yaml", R"(apiVersion: fabricwatch.io/v1
+kind: PolicyPack
+metadata: {name: modules}
+spec:
+  rules:
+    - id: uverbs
+      severity: critical
+      expression: 'has(kernel.modules) && "ib_uverbs" in kernel.modules'
+      message: ib_uverbs is not loaded
+      unknownWhen: '!has(kernel.modules)'
+      unknownMessage: kernel modules unknown (/proc/modules is not readable)
+      remediation: modprobe ib_uverbs
+)");
+  auto r = runCommand(f.check("6.1.0-18-amd64", {}));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Rules that cannot judge this node (the facts they need are missing):\n"
+                       "  critical  modules/uverbs  node  kernel modules unknown (/proc/modules "
+                       "is not readable)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("ib_uverbs is not loaded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("0 critical, 0 warning, 0 info; 1 unknown;"), std::string::npos) << r.out;
+  auto j = runCommand(f.check("6.1.0-18-amd64", {"--format=json"}));
+  EXPECT_EQ(j.exit_code, 0) << j.out;
+  EXPECT_NE(j.out.find("\"unknown\": 1"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("\"message\": \"kernel modules unknown (/proc/modules is not readable)\""),
+            std::string::npos)
+      << j.out;
+  // With the modules readable the same rule judges: a violation.
+  f.dir.write("root/proc/modules", "mlx5_ib 450560 0 - Live 0x0000000000000000\n");
+  auto v = runCommand(f.check("6.1.0-18-amd64", {}));
+  EXPECT_EQ(v.exit_code, 1) << v.out;
+  EXPECT_NE(v.out.find("ib_uverbs is not loaded"), std::string::npos) << v.out;
+}
+
+TEST(PolicyCliE2ETest, UnknownResultsAreExpectedLikeViolations) {
+  Fixture f;
+  f.dir.write("packs/modules.yaml", R"(apiVersion: fabricwatch.io/v1
+kind: PolicyPack
+metadata: {name: modules}
+spec:
+  rules:
+    - id: uverbs
+      severity: critical
+      expression: 'has(kernel.modules) && "ib_uverbs" in kernel.modules'
+      unknownWhen: '!has(kernel.modules)'
+      unknownMessage: kernel modules unknown
+      remediation: modprobe ib_uverbs
+)");
+  f.dir.write("packs/modules_test.yaml", R"(apiVersion: fabricwatch.io/v1
+kind: PolicyTest
+packs: [modules.yaml]
+tests:
+  - name: expected
+    facts: {}
+    expectedUnknown:
+      - {pack: modules, rule: uverbs, severity: critical, message: kernel modules unknown}
+  - name: not expected
+    facts: {}
+  - name: expected but judged
+    facts: {kernel: {modules: []}}
+    expectedUnknown: [{pack: modules, rule: uverbs}]
+    expectedViolations: [{pack: modules, rule: uverbs}]
+)");
+  auto r = runCommand({binaryPath(), "policy", "test", f.dir.path() + "/packs/modules_test.yaml"});
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok    " + f.dir.path() + "/packs/modules_test.yaml:5: expected"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  ? unknown modules/uverbs critical node: kernel modules unknown"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  - unknown modules/uverbs node"), std::string::npos) << r.out;
+}
+
 // Issue 13: nine levels of YAML aliases under a test's `facts:` aborted `policy test` with
 // std::bad_alloc after 25 s and 8 GB. The file is refused at once, with its position.
 TEST(PolicyCliE2ETest, AnAnchorBombIsRefusedWithItsPosition) {

@@ -52,6 +52,100 @@ TEST(EvaluatorTest, ViolationCarriesMessageExpressionAndRemediation) {
   EXPECT_TRUE(e.errors.empty());
 }
 
+// A rule whose inputs are missing says so: its result is unknown, counted and listed apart,
+// never a violation; a rule that holds on what is known still passes, and facts that prove a
+// fault still fail it.
+TEST(EvaluatorTest, MissingInputsGiveAnUnknownResultNotAViolation) {
+  auto packs = load(R"y(spec:
+  rules:
+    - id: uverbs
+      severity: critical
+      expression: 'has(kernel.modules) && "ib_uverbs" in kernel.modules'
+      message: ib_uverbs is not loaded
+      unknownWhen: '!has(kernel.modules)'
+      unknownMessageExpression: '"kernel modules unknown (no /proc/modules)"'
+      remediation: modprobe ib_uverbs
+    - id: static-message
+      severity: warning
+      expression: 'has(limits.memlock)'
+      unknownWhen: '!has(limits.memlock)'
+      unknownMessage: memlock unknown
+      remediation: x
+    - id: default-message
+      severity: info
+      expression: 'false'
+      unknownWhen: 'true'
+      remediation: x
+)y");
+  auto missing = evaluate(packs, facts("{}"), "g");
+  EXPECT_TRUE(missing.violations.empty());
+  EXPECT_TRUE(missing.errors.empty());
+  ASSERT_EQ(missing.unknown.size(), 3u);
+  EXPECT_EQ(missing.unknown[0].rule, "uverbs");
+  EXPECT_EQ(missing.unknown[0].severity, Severity::kCritical);
+  EXPECT_EQ(missing.unknown[0].subject, "node");
+  EXPECT_EQ(missing.unknown[0].message, "kernel modules unknown (no /proc/modules)");
+  EXPECT_TRUE(missing.unknown[0].remediation.empty());
+  EXPECT_EQ(missing.unknown[1].message, "memlock unknown");
+  EXPECT_EQ(missing.unknown[2].message, "cannot be judged: true");
+  EXPECT_EQ(missing.packs[0].unknown, 3u);
+  EXPECT_EQ(missing.packs[0].fail, 0u);
+  EXPECT_EQ(missing.packs[0].pass, 0u);
+
+  auto known = evaluate(packs, facts("{kernel: {modules: [mlx5_ib]}, limits: {memlock: {}}}"), "g");
+  ASSERT_EQ(known.violations.size(), 1u);
+  EXPECT_EQ(known.violations[0].message, "ib_uverbs is not loaded");
+  ASSERT_EQ(known.unknown.size(), 1u);  // default-message: always unknown when false
+  EXPECT_EQ(known.packs[0].pass, 1u);
+  EXPECT_EQ(known.packs[0].fail, 1u);
+}
+
+// unknownWhen is evaluated only on a false result, and must be a bool.
+TEST(EvaluatorTest, UnknownWhenOnlyOnAFalseResultAndMustBeABool) {
+  auto packs = load(R"(spec:
+  rules:
+    - {id: holds, severity: info, expression: 'true', unknownWhen: 'kernel.nope', remediation: x}
+    - {id: not-bool, severity: info, expression: 'false', unknownWhen: '1', remediation: x}
+    - {id: broken, severity: info, expression: 'false', unknownWhen: 'kernel.nope', remediation: x}
+)");
+  auto e = evaluate(packs, facts("{}"), "g");
+  EXPECT_TRUE(e.violations.empty());
+  EXPECT_TRUE(e.unknown.empty());
+  EXPECT_EQ(e.packs[0].pass, 1u);
+  ASSERT_EQ(e.errors.size(), 2u);
+  EXPECT_EQ(e.errors[0].rule, "not-bool");
+  EXPECT_EQ(e.errors[0].message, "unknownWhen must evaluate to a bool, got int");
+  EXPECT_EQ(e.errors[1].rule, "broken");
+  EXPECT_EQ(e.packs[0].error, 2u);
+}
+
+TEST(EvaluatorTest, UnknownWorkloadResultsAreBoundedLikeViolations) {
+  auto packs = load(R"(spec:
+  rules:
+    - id: memlock
+      severity: critical
+      subject: workload
+      expression: 'has(workload.memlock) && workload.memlock.unlimited'
+      unknownWhen: '!has(workload.memlock)'
+      unknownMessage: the process's limits are unreadable
+      remediation: x
+)");
+  std::string wl = "workloads: [";
+  for (int i = 0; i < 4; ++i) wl += "{pid: " + std::to_string(100 + i) + "}, ";
+  wl += "{pid: 200, memlock: {unlimited: false}}]";
+  EvalSettings settings;
+  settings.max_workload_subjects = 2;
+  auto e = evaluate(packs, facts(wl), "g", settings);
+  ASSERT_EQ(e.violations.size(), 1u);
+  EXPECT_EQ(e.violations[0].subject_label, "workload:200");
+  ASSERT_EQ(e.unknown.size(), 3u);
+  EXPECT_EQ(e.unknown[0].subject_label, "workload:100");
+  EXPECT_EQ(e.unknown[2].subject_label, "workload:_more");
+  EXPECT_EQ(e.unknown[2].message,
+            "2 more workloads cannot be judged by this rule (at most 2 are listed one by one)");
+  EXPECT_EQ(e.packs[0].unknown, 4u);
+}
+
 TEST(EvaluatorTest, MessageFallsBackToStaticThenToTheExpression) {
   auto packs = load(R"(spec:
   rules:

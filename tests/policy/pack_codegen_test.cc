@@ -39,6 +39,8 @@ spec:
       severity: critical
       expression: 'variables.n > 0'
       messageExpression: '"found " + string(variables.n)'
+      unknownWhen: '!has(rdma.devices)'
+      unknownMessage: no devices listed
       remediation: add devices
     - id: per-workload
       severity: info
@@ -59,6 +61,11 @@ spec:
       << src;
   EXPECT_NE(src.find("Severity::kCritical, Subject::kNode"), std::string::npos) << src;
   EXPECT_NE(src.find("Severity::kInfo, Subject::kWorkload"), std::string::npos) << src;
+  // The unknown condition and its message travel with the rule; absent ones are empty.
+  EXPECT_NE(src.find("{true, std::string_view(\"!has(rdma.devices)\", 18), {15, 20}},\n     "
+                     "std::string_view(\"no devices listed\", 17),\n     {},"),
+            std::string::npos)
+      << src;
   EXPECT_NE(src.find("std::string_view(\"a \\\"demo\\\"\", 8)"), std::string::npos) << src;
   EXPECT_NE(src.find("return std::span<const EmbeddedPack>(kPacks, 1);"), std::string::npos) << src;
 }

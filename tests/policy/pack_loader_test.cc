@@ -73,8 +73,37 @@ TEST(PackLoaderTest, UnknownFieldIsPositioned) {
                         "p.yaml", testing::factRoots());
   EXPECT_EQ(first(r),
             "p.yaml:8:7: unknown field \"expresion\" in rule (known: id, description, "
-            "severity, subject, expression, message, messageExpression, remediation)");
+            "severity, subject, expression, message, messageExpression, unknownWhen, "
+            "unknownMessage, unknownMessageExpression, remediation)");
   EXPECT_TRUE(r.packs.empty());
+}
+
+TEST(PackLoaderTest, UnknownWhenIsCompiledAndItsMessageNeedsIt) {
+  auto ok = loadPackText(withRule("    - id: a\n      severity: info\n      expression: 'true'\n"
+                                  "      unknownWhen: '!has(kernel.modules)'\n"
+                                  "      unknownMessageExpression: '\"no modules\"'\n"
+                                  "      remediation: x\n"),
+                         "p.yaml", testing::factRoots());
+  ASSERT_TRUE(ok.ok()) << core::formatAll(ok.problems);
+  const Rule& rule = ok.packs[0].rules[0];
+  ASSERT_TRUE(rule.unknown_when);
+  EXPECT_EQ(rule.unknown_when->text, "!has(kernel.modules)");
+  EXPECT_EQ(rule.unknown_when->pos.line, 9);
+  EXPECT_EQ(rule.unknown_when->pos.column, 20);
+  EXPECT_TRUE(rule.unknown_message_expression);
+
+  // A message for an unknown result without the condition is a mistake, positioned.
+  auto lone = loadPackText(withRule("    - id: a\n      severity: info\n      expression: 'true'\n"
+                                    "      unknownMessage: never shown\n      remediation: x\n"),
+                           "p.yaml", testing::factRoots());
+  EXPECT_EQ(first(lone), "p.yaml:9:23: rule \"a\": an unknown message needs unknownWhen");
+  // Its expression is compiled at load like any other, with the rule's names.
+  auto bad =
+      loadPackText(withRule("    - id: a\n      severity: info\n      expression: 'true'\n"
+                            "      unknownWhen: 'has(workload.env)'\n      remediation: x\n"),
+                   "p.yaml", testing::factRoots());
+  EXPECT_NE(first(bad).find("p.yaml:9:"), std::string::npos) << first(bad);
+  EXPECT_NE(first(bad).find("unknownWhen"), std::string::npos) << first(bad);
 }
 
 TEST(PackLoaderTest, UnknownTopLevelAndSpecFields) {

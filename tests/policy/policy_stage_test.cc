@@ -23,6 +23,12 @@ spec:
     - {id: release, severity: critical, expression: 'kernel.release == "6.1"', message: old kernel, remediation: upgrade}
     - {id: env, severity: warning, subject: workload, expression: '"X" in workload.env', remediation: set X}
     - {id: broken, severity: info, expression: 'kernel.nope == 1', remediation: none}
+    - id: modules
+      severity: critical
+      expression: 'has(kernel.modules) && "ib_uverbs" in kernel.modules'
+      unknownWhen: '!has(kernel.modules)'
+      unknownMessage: kernel modules unknown
+      remediation: load it
 )";
 
 std::string render(const PolicyStage& stage, const core::Snapshot& snap) {
@@ -62,12 +68,20 @@ workloads:
   EXPECT_EQ(st->find("resource_group")->asString(), "test-a");
   EXPECT_EQ(st->find("resource_group_origin")->asString(), "config");
   EXPECT_EQ(st->find("errors")->size(), 1u);
+  // No kernel.modules: an unknown result, listed with its message, not a violation.
+  ASSERT_EQ(st->find("unknown")->size(), 1u);
+  EXPECT_EQ(st->find("unknown")->asList()[0].find("message")->asString(), "kernel modules unknown");
+  EXPECT_EQ(st->find("packs")->asList()[0].find("unknown")->asInt(), 1);
 
   // The per-pack details are optional ([policy] extra_metrics): absent by default.
   std::string plain = render(stage, snap);
   EXPECT_EQ(plain.find("fabricwatch_policy_rules_evaluated"), std::string::npos) << plain;
   EXPECT_EQ(plain.find("fabricwatch_policy_evaluation_duration_seconds"), std::string::npos);
   EXPECT_NE(plain.find("fabricwatch_policy_evaluation_errors{pack=\"demo\"} 1"), std::string::npos)
+      << plain;
+  EXPECT_NE(plain.find("fabricwatch_policy_unknown{pack=\"demo\",rule=\"modules\",severity="
+                       "\"critical\",subject=\"node\"} 1"),
+            std::string::npos)
       << plain;
   auto all = std::make_shared<core::MetricSelection>();
   for (const auto& o : stage.optionalMetrics()) all->add({o.family, "", ""});
@@ -87,6 +101,8 @@ workloads:
             std::string::npos);
   EXPECT_NE(m.find("fabricwatch_policy_rules_evaluated{pack=\"demo\",result=\"error\"} 1"),
             std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_policy_rules_evaluated{pack=\"demo\",result=\"unknown\"} 1"),
+            std::string::npos);
   EXPECT_NE(m.find("fabricwatch_policy_evaluation_errors_total 1"), std::string::npos);
   EXPECT_NE(m.find("fabricwatch_policy_last_reload_successful 1"), std::string::npos);
   EXPECT_NE(
@@ -95,12 +111,13 @@ workloads:
   EXPECT_NE(m.find("fabricwatch_policy_evaluation_duration_seconds{pack=\"demo\"}"),
             std::string::npos);
 
-  // A clean node: the violation series disappear.
-  snap.facts = yamlToValue(YAML::Load("kernel: {release: \"6.1\", nope: 1}"));
+  // A clean node: the violation and unknown series disappear.
+  snap.facts = yamlToValue(YAML::Load("kernel: {release: \"6.1\", nope: 1, modules: [ib_uverbs]}"));
   snap.violations.clear();
   stage.apply(snap);
   EXPECT_TRUE(snap.violations.empty());
   EXPECT_EQ(render(stage, snap).find("fabricwatch_policy_violation{"), std::string::npos);
+  EXPECT_EQ(render(stage, snap).find("fabricwatch_policy_unknown{"), std::string::npos);
 }
 
 TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {
@@ -119,7 +136,7 @@ TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {
   EXPECT_NE(problems[0].message.find("duplicate rule id"), std::string::npos);
   EXPECT_FALSE(store->lastReload().ok);
   EXPECT_EQ(store->current()->size(), 1u);
-  EXPECT_EQ(store->current()->front().rules.size(), 3u);  // still the good one
+  EXPECT_EQ(store->current()->front().rules.size(), 4u);  // still the good one
 
   StageOptions opts;
   opts.group.config = "test-a";
@@ -136,9 +153,9 @@ TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {
             std::string(kPack) +
                 "    - {id: extra, severity: info, expression: 'true', remediation: x}\n");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (store->current()->front().rules.size() != 4 && std::chrono::steady_clock::now() < deadline)
+  while (store->current()->front().rules.size() != 5 && std::chrono::steady_clock::now() < deadline)
     stage.apply(snap);
-  EXPECT_EQ(store->current()->front().rules.size(), 4u);
+  EXPECT_EQ(store->current()->front().rules.size(), 5u);
   EXPECT_TRUE(store->lastReload().ok);
 }
 

@@ -78,6 +78,10 @@ TEST(ShippedPacksTest, EmbeddedDataIsWhatTheYamlLoads) {
       EXPECT_EQ(posText(gr.pos), posText(wr.pos)) << what;
       expectSameExpr(gr.expression, wr.expression, what + " expression");
       expectSameOptional(gr.message_expression, wr.message_expression, what + " message");
+      expectSameOptional(gr.unknown_when, wr.unknown_when, what + " unknownWhen");
+      EXPECT_EQ(gr.unknown_message, wr.unknown_message) << what;
+      expectSameOptional(gr.unknown_message_expression, wr.unknown_message_expression,
+                         what + " unknownMessageExpression");
     }
   }
 }
@@ -88,6 +92,9 @@ TEST(ShippedPacksTest, AnExpressionThatDoesNotCompileIsPositioned) {
                            Severity::kCritical,
                            Subject::kNode,
                            EmbeddedExpr{true, "has(workload.env)", {12, 19}},
+                           "",
+                           EmbeddedExpr{},
+                           EmbeddedExpr{},
                            "",
                            EmbeddedExpr{},
                            "fix it",
@@ -108,6 +115,9 @@ TEST(ShippedPacksTest, WorkloadRulesSeeTheWorkload) {
                            Severity::kInfo,
                            Subject::kWorkload,
                            EmbeddedExpr{true, "has(workload.env)", {3, 4}},
+                           "",
+                           EmbeddedExpr{},
+                           EmbeddedExpr{},
                            "",
                            EmbeddedExpr{},
                            "fix it",

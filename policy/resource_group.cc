@@ -1,17 +1,9 @@
 #include "policy/resource_group.h"
 
+#include "core/host_fs.h"
+
 namespace fabricwatch::policy {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n'))
-    s.remove_prefix(1);
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n'))
-    s.remove_suffix(1);
-  return s;
-}
 
 std::string stringOrEmpty(const core::Value& v, std::string_view key) {
   const core::Value* f = v.find(key);
@@ -44,18 +36,19 @@ std::string deriveResourceGroup(const core::Value& facts) {
 }
 
 std::optional<std::string> parseLabelFile(std::string_view text) {
-  std::string_view whole = trim(text);
+  std::string_view whole = core::trim(text);
   if (!whole.empty() && whole.find_first_of("=\n \t") == std::string_view::npos)
     return std::string(whole);
   size_t start = 0;
   while (start < text.size()) {
     size_t nl = text.find('\n', start);
-    std::string_view line = trim(
+    std::string_view line = core::trim(
         text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start));
     start = nl == std::string_view::npos ? text.size() : nl + 1;
     auto eq = line.find('=');
-    if (eq == std::string_view::npos || trim(line.substr(0, eq)) != kResourceGroupLabel) continue;
-    std::string_view v = trim(line.substr(eq + 1));
+    if (eq == std::string_view::npos || core::trim(line.substr(0, eq)) != kResourceGroupLabel)
+      continue;
+    std::string_view v = core::trim(line.substr(eq + 1));
     if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
     if (!v.empty()) return std::string(v);
   }

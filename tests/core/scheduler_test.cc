@@ -8,8 +8,12 @@
 #include <mutex>
 #include <thread>
 
+#include "tests/support/eventually.h"
+
 namespace fabricwatch::core {
 namespace {
+
+using testing::eventually;
 
 using namespace std::chrono_literals;
 
@@ -76,17 +80,6 @@ class CountingStage : public Stage {
     s.violations.push_back(std::move(v));
   }
 };
-
-// Polls until pred holds or the deadline passes (no fixed sleeps).
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds deadline = 5s) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(2ms);
-  }
-  return pred();
-}
 
 TEST(SchedulerTest, RunOnceMergesAllSourcesAndAppliesStages) {
   SnapshotStore store;

@@ -11,22 +11,19 @@
 #include <sstream>
 
 #include "tests/core/text_format_golden.h"
+#include "tests/support/files.h"
 #include "tests/support/paths.h"
+#include "tests/support/require.h"
 
 namespace fabricwatch::core {
 namespace {
+
+using testing::readFile;
 
 std::string value(double v) {
   std::string s;
   appendSampleValue(s, v);
   return s;
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(TextFormatTest, MatchesTheGoldenExpositionTextSerializerWrote) {
@@ -66,7 +63,8 @@ TEST(TextFormatTest, NumbersIgnoreTheProcessLocale) {
   // printf would write "0,25" under a locale with a decimal comma; the format wants a point.
   const char* old = std::setlocale(LC_NUMERIC, nullptr);
   std::string saved = old ? old : "C";
-  if (!std::setlocale(LC_NUMERIC, "de_DE.UTF-8")) GTEST_SKIP() << "no de_DE.UTF-8 locale";
+  if (!std::setlocale(LC_NUMERIC, "de_DE.UTF-8"))
+    FW_UNAVAILABLE("locale") << "no de_DE.UTF-8 locale";
   std::string quarter = value(0.25), big = value(1234567.5);
   std::setlocale(LC_NUMERIC, saved.c_str());
   EXPECT_EQ(quarter, "0.25");

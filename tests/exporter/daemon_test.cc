@@ -16,12 +16,15 @@
 
 #include "exporter/config_flags.h"
 #include "probes/mesh/channel_server.h"
+#include "tests/support/eventually.h"
 #include "tests/support/http_client.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::exporter {
 namespace {
+
+using testing::eventually;
 
 using namespace std::chrono_literals;
 
@@ -46,16 +49,6 @@ struct Serve {
     config = std::move(r.config);
   }
 };
-
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds deadline = 20s) {
-  auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
-}
 
 TEST(DaemonReloadTest, HandlersServeWhileReloadsReplaceTheConfiguration) {
   testing::TempDir dir;

@@ -10,11 +10,14 @@
 #include <sstream>
 
 #include "tests/support/daemon.h"
+#include "tests/support/files.h"
 #include "tests/support/paths.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
 namespace {
+
+using testing::readFile;
 
 bool startsWith(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
 
@@ -53,13 +56,6 @@ std::string stable(const std::string& metrics) {
     out += line + "\n";
   }
   return out;
-}
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 TEST(FixtureMetricsE2ETest, BrokenNodeMetricsMatchGolden) {

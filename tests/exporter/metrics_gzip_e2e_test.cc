@@ -11,6 +11,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/require.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
@@ -37,7 +38,7 @@ TEST(MetricsGzipE2ETest, AnsweredGzipOnlyWhenAsked) {
 }
 
 TEST(MetricsGzipE2ETest, CurlReadsTheWholeBody) {
-  if (!std::filesystem::exists("/usr/bin/curl")) GTEST_SKIP() << "curl not installed";
+  if (!std::filesystem::exists("/usr/bin/curl")) FW_UNAVAILABLE("tools") << "curl not installed";
   auto d = startDaemon({"--path.rootfs=" + fixture("p5_efa")});
   ASSERT_GT(d.port, 0) << d.process->stderrText();
   ASSERT_TRUE(d.waitForStatus("/readyz", 200));
@@ -52,7 +53,7 @@ TEST(MetricsGzipE2ETest, CurlReadsTheWholeBody) {
 
 TEST(MetricsGzipE2ETest, PrometheusScrapesTheWholeBody) {
   if (!std::filesystem::exists("/usr/bin/prometheus"))
-    GTEST_SKIP() << "prometheus not installed (Debian package prometheus)";
+    FW_UNAVAILABLE("tools") << "prometheus not installed (Debian package prometheus)";
   auto d = startDaemon({"--path.rootfs=" + fixture("p5_efa")});
   ASSERT_GT(d.port, 0) << d.process->stderrText();
   ASSERT_TRUE(d.waitForStatus("/readyz", 200));

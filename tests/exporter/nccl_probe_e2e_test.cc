@@ -14,6 +14,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -161,7 +162,7 @@ void checkDocumented(const std::string& metrics) {
 TEST(NcclProbeE2ETest, RealLibraryWithoutGpuIsUnavailable) {
   if (!std::filesystem::exists("/usr/local/cuda/lib64/libnccl.so.2") &&
       !std::filesystem::exists("/usr/lib/x86_64-linux-gnu/libnccl.so.2"))
-    GTEST_SKIP() << "no libnccl.so.2 on this machine";
+    FW_UNAVAILABLE("nccl") << "no libnccl.so.2 on this machine";
   TempDir tmp;
   auto d = start(tmp, config("1m", ""));
   ASSERT_GT(d.port, 0) << d.process->stderrText();

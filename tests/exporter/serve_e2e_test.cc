@@ -12,6 +12,7 @@
 
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
+#include "tests/support/require.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
@@ -73,7 +74,7 @@ TEST(ServeE2ETest, ServesMetricsHealthReadinessAndFacts) {
 
 TEST(ServeE2ETest, MetricsPassPromtoolLint) {
   if (!std::filesystem::exists("/usr/bin/promtool"))
-    GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
+    FW_UNAVAILABLE("tools") << "promtool not installed (Debian package prometheus)";
   TempDir root = makeRoot();
   auto d = startDaemon({"--path.rootfs=" + root.path()});
   ASSERT_GT(d.port, 0) << d.process->stderrText();

@@ -11,6 +11,7 @@
 #include "tests/support/daemon.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -50,7 +51,8 @@ std::vector<std::string> chromiumArgs(const std::string& profile) {
 }
 
 TEST(StatusPageE2ETest, ChromiumShowsTheVerdictViolationsAndEscapedText) {
-  if (chromiumPath().empty()) GTEST_SKIP() << "chromium is not installed (scripts/dev installs it)";
+  if (chromiumPath().empty())
+    FW_UNAVAILABLE("tools") << "chromium is not installed (scripts/dev installs it)";
   TempDir dir;
   dir.write("packs/hostile.yaml", kHostilePack);
   auto d = startDaemon({"--path.rootfs=" + fixture("broken"),

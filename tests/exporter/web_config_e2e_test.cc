@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "tests/support/daemon.h"
+#include "tests/support/eventually.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
 #include "tests/support/tcp_client.h"
@@ -16,6 +17,8 @@
 
 namespace fabricwatch::testing {
 namespace {
+
+using testing::eventually;
 
 using namespace std::chrono_literals;
 
@@ -40,15 +43,6 @@ std::string curl(int port, const std::string& path, std::vector<std::string> arg
 
 std::string curlBody(int port, const std::string& path, std::vector<std::string> args) {
   return curl(port, path, std::move(args), true, false);
-}
-
-bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds timeout = 30s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (cond()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return cond();
 }
 
 // Issue 13, item 1: with civetweb, as many half-open requests as web.threads stalled /metrics

@@ -16,6 +16,7 @@
 #include "tests/support/netns.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::facts {
@@ -105,7 +106,7 @@ TEST(NetSourceTest, FixtureRootKeepsItsOwnAddressesOnly) {
 // the machine's own root (PID 1 elsewhere) it reports none.
 TEST(NetSourceTest, InANamespaceOfItsOwn) {
   if (auto why = testing::NetnsLab::unavailableReason()) {
-    GTEST_SKIP() << "network namespaces unavailable: " << *why;
+    FW_UNAVAILABLE("netns") << "network namespaces unavailable: " << *why;
   }
   testing::NetnsLab lab("10.78." + std::to_string(::getpid() % 200 + 20));
   std::string ns = lab.addNode(7);

@@ -15,17 +15,13 @@
 #include "core/utf8.h"
 #include "core/value_format.h"
 #include "nccl/log_verdict.h"
+#include "tests/support/files.h"
 #include "tests/support/paths.h"
 
 namespace fabricwatch::nccl {
 namespace {
 
-std::string readFile(const std::string& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::readFile;
 
 std::string logsDir() { return testing::fixture("nccl_logs"); }
 

@@ -22,6 +22,7 @@
 #include "tests/support/netns.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -132,7 +133,7 @@ int threadsOf(pid_t pid) {
 }
 
 TEST(DnsFaultTest, DnsThatStopsAnsweringDegradesNothingElse) {
-  if (auto why = NetnsLab::unavailableReason()) GTEST_SKIP() << *why;
+  if (auto why = NetnsLab::unavailableReason()) FW_UNAVAILABLE("netns") << *why;
   NetnsLab lab("10.78." + std::to_string(::getpid() % 200 + 20));
   ASSERT_NE(lab.addNode(1), "") << lab.lastError();
   ASSERT_NE(lab.addNode(2), "") << lab.lastError();

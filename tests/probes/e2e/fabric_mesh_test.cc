@@ -14,6 +14,7 @@
 #include "tests/support/netns.h"
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -137,7 +138,8 @@ TEST_P(FabricMeshTest, EveryNodeMeasuresTheOthers) {
   ASSERT_TRUE(fleet.ok()) << fleet.lastError();
   for (int h = 1; h <= kNodes; ++h) ASSERT_TRUE(fleet.start(h)) << fleet.proc(h).stderrText();
   json f = fleet.facts(1)["facts"]["probes"]["fabric"];
-  if (!f.value("available", false)) GTEST_SKIP() << GetParam() << " unavailable: " << f.dump();
+  if (!f.value("available", false))
+    FW_UNAVAILABLE("fabric") << GetParam() << " unavailable: " << f.dump();
 
   ASSERT_TRUE(waitFor(
       [&] {

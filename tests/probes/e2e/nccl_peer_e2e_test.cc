@@ -26,6 +26,7 @@
 #include "tests/support/paths.h"
 #include "tests/support/proc_table.h"
 #include "tests/support/process.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -47,7 +48,7 @@ class NcclPeerE2ETest : public ::testing::Test {
   };
 
   void SetUp() override {
-    if (!haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+    if (!haveNccl()) FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
     secret_ = dir_.write("secret", "nccl-peer-e2e-secret-0123456789abcdef\n");
   }
 
@@ -56,7 +57,8 @@ class NcclPeerE2ETest : public ::testing::Test {
   // loopback. Web ports are whatever the daemon bound (port 0), from its log.
   void lab(bool netns) {
     if (netns) {
-      if (auto why = NetnsLab::unavailableReason()) GTEST_SKIP() << "no namespaces: " << *why;
+      if (auto why = NetnsLab::unavailableReason())
+        FW_UNAVAILABLE("netns") << "no namespaces: " << *why;
       lab_ = std::make_unique<NetnsLab>("10.78." + std::to_string(::getpid() % 200 + 20));
       for (int h = 1; h <= 2; ++h) ASSERT_NE(lab_->addNode(h), "") << lab_->lastError();
     }

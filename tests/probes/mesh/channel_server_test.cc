@@ -12,10 +12,13 @@
 #include "probes/mesh/channel_client.h"
 #include "probes/mesh/echo_client.h"
 #include "probes/mesh/messages.h"
+#include "tests/support/eventually.h"
 #include "tests/support/with_openssl.h"
 
 namespace fabricwatch::probes {
 namespace {
+
+using testing::eventually;
 
 using namespace std::chrono_literals;
 const std::string kChannelSecret = "channel-test-secret-0123456789";
@@ -77,16 +80,6 @@ bool sentAndClosed(int port, const std::string& bytes) {
   bool closed = sent && closedWithin(fd, 2s);
   ::close(fd);
   return closed;
-}
-
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = 5s) {
-  auto end = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
 }
 
 uint64_t dropped(const ChannelServer& s, DropReason r) {

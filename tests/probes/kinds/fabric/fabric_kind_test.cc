@@ -16,6 +16,7 @@
 #include "probes/peer_setup.h"
 #include "probes/registry.h"
 #include "tests/support/registry.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/with_openssl.h"
 
@@ -178,7 +179,7 @@ TEST_F(FabricKindTest, APeerWithoutTheKindOrWithAnotherProviderFailsVisibly) {
   EXPECT_NE(str(p, "error").find("request type 16 is not served"), std::string::npos)
       << core::toJson(p);
   auto c = node("c", "127.0.0.1:0", addr(*rxd), tcp_);
-  if (!flag(fabric(*rxd), "available")) GTEST_SKIP() << "no udp;ofi_rxd here";
+  if (!flag(fabric(*rxd), "available")) FW_UNAVAILABLE("fabric") << "no udp;ofi_rxd here";
   c->runRound(1);
   p = onlyPeer(*c);
   EXPECT_EQ(str(p, "failure"), "mismatch");

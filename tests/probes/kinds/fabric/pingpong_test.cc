@@ -14,6 +14,7 @@
 #include "probes/kinds/fabric/initiator.h"
 #include "probes/kinds/fabric/libfabric.h"
 #include "probes/kinds/fabric/responder.h"
+#include "tests/support/require.h"
 
 namespace fabricwatch::probes::fabric {
 namespace {
@@ -92,7 +93,7 @@ TEST_P(EachProvider, LatencyThenBandwidth) {
   EndpointOptions o = tcpOptions();
   o.provider = GetParam();
   std::string why;
-  if (!present(o, &why)) GTEST_SKIP() << why;
+  if (!present(o, &why)) FW_UNAVAILABLE("fabric") << why;
   Pair p(o);
   ASSERT_TRUE(p.ready());
   fi_addr_t peer = p.address();

@@ -20,6 +20,7 @@
 #include "tests/support/libraries.h"
 #include "tests/support/paths.h"
 #include "tests/support/proc_table.h"
+#include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/with_openssl.h"
 
@@ -136,7 +137,8 @@ class NcclKindTest : public testing::WithOpenSsl {
 };
 
 TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   auto [a, b] = pair({"node-a"}, {"node-b"});
   a.prober->runRound(1);
   core::Value r = run(a);
@@ -183,7 +185,8 @@ TEST_F(NcclKindTest, ARealUniqueIdCrossesTheChannelAndBothSidesReportCudasReason
 // Every key the kind puts in its facts (an entry of probes.nccl.peers[], its self and peer
 // sides, an entry of probes.nccl.served[]) is named in docs/nccl.md's table.
 TEST_F(NcclKindTest, FactKeysAreDocumented) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   std::ifstream in(testing::sourceDir() + "/docs/nccl.md");
   std::stringstream ss;
   ss << in.rdbuf();
@@ -209,7 +212,8 @@ TEST_F(NcclKindTest, FactKeysAreDocumented) {
 }
 
 TEST_F(NcclKindTest, DeclinesSayWhy) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   {
     NodeSpec off("node-b");
     off.peers = false;
@@ -280,7 +284,8 @@ TEST_F(NcclKindTest, DeclinesSayWhy) {
 }
 
 TEST_F(NcclKindTest, ATimeoutOnEitherSideEndsTheRunAsTimeout) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec hang{"node-b"};
   hang.test_mode = "hang_in_init";
   hang.timeout = 1500ms;
@@ -313,7 +318,8 @@ TEST_F(NcclKindTest, ATimeoutOnEitherSideEndsTheRunAsTimeout) {
 }
 
 TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec ha{"node-a"}, hb{"node-b"};
   ha.test_mode = hb.test_mode = "hang_in_init";  // both wait for each other, as NCCL would
   ha.timeout = hb.timeout = 120s;
@@ -334,7 +340,8 @@ TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
 }
 
 TEST_F(NcclKindTest, AProberThatStopsCancelsBothSides) {
-  if (!testing::haveNccl()) GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   NodeSpec ha{"node-a"}, hb{"node-b"};
   ha.test_mode = hb.test_mode = "hang_in_init";
   ha.timeout = hb.timeout = 120s;

@@ -11,6 +11,7 @@
 #include "probes/kinds/nccl/nccl_api.h"
 #include "probes/kinds/nccl/probe_protocol.h"
 #include "tests/support/paths.h"
+#include "tests/support/require.h"
 
 namespace fabricwatch::probes::nccl {
 namespace {
@@ -41,7 +42,7 @@ bool haveLibrary(const char* name) {
 
 TEST(ProbeChildTest, RealNcclWithoutGpuIsUnavailableWithCudasReason) {
   if (!haveLibrary("libnccl.so.2") || !haveLibrary("libcudart.so"))
-    GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   auto r = runProbe(ChildRequest{});
   EXPECT_EQ(r.state, "unavailable") << r.reason;
   // CUDA's own words (cudaGetErrorString), e.g. "CUDA driver version is insufficient for CUDA
@@ -55,7 +56,7 @@ TEST(ProbeChildTest, RealNcclWithoutGpuIsUnavailableWithCudasReason) {
 
 TEST(ProbeChildTest, RankZeroMakesARealUniqueIdBeforeItLooksForAGpu) {
   if (!haveLibrary("libnccl.so.2") || !haveLibrary("libcudart.so"))
-    GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   ChildRequest req;
   req.mode = "rank";
   req.nranks = 2;
@@ -92,7 +93,7 @@ TEST(ProbeChildTest, RankZeroMakesARealUniqueIdBeforeItLooksForAGpu) {
 
 TEST(ProbeChildTest, HangInInitComesAfterTheUniqueId) {
   if (!haveLibrary("libnccl.so.2") || !haveLibrary("libcudart.so"))
-    GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   ChildRequest req;
   req.mode = "rank";
   req.nranks = 2;
@@ -111,7 +112,7 @@ TEST(ProbeChildTest, HangInInitComesAfterTheUniqueId) {
 
 TEST(ProbeChildTest, SendRecvAndDeviceRotationReachTheDeviceCheck) {
   if (!haveLibrary("libnccl.so.2") || !haveLibrary("libcudart.so"))
-    GTEST_SKIP() << "libnccl.so.2 or libcudart.so is not installed here";
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
   ChildRequest req;
   req.mode = "rank";
   req.nranks = 2;
@@ -134,7 +135,7 @@ TEST(ProbeChildTest, MissingCudaRuntimeIsNamed) {
 }
 
 TEST(ProbeChildTest, MissingNcclIsNamed) {
-  if (!haveLibrary("libcudart.so")) GTEST_SKIP() << "libcudart.so is not installed here";
+  if (!haveLibrary("libcudart.so")) FW_UNAVAILABLE("nccl") << "libcudart.so is not installed here";
   ChildRequest req;
   req.nccl_library = "/nonexistent/libnccl.so.2";
   auto r = runProbe(req);

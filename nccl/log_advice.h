@@ -24,6 +24,9 @@ struct AdviceContext {
   }
 };
 
+// The network most processes chose ("Using network X"); empty when none said.
+std::string mainNetwork(const LogSummary& s);
+
 // "line 7: text", "line 7 (3 lines): text".
 std::string evidenceAt(uint64_t line, uint64_t count, std::string_view text);
 

@@ -55,19 +55,29 @@ FrameworkError* lastFrameworkError(ParseState& st, uint64_t within) {
   return &fe.back();
 }
 
+void onLastErrorMarker(ParseState& st, sv l);
+
+// PyTorch 2.0 printed the report, the error class and NCCL's last error on one line.
+void inlineLastError(ParseState& st, sv l) {
+  if (size_t p = l.find("Last error:"); p != sv::npos) onLastErrorMarker(st, l.substr(p));
+}
+
 void onFrameworkError(ParseState& st, sv l) {
   st.noteAbort();
   std::string text = core::sanitizeUtf8(stripLauncher(l), st.limits.max_text_bytes);
   std::string name = errorName(l);
   auto& fe = st.s.framework_errors;
+  bool seen = false;
   for (auto& e : fe) {
     if (e.text == text) {
       ++e.count;
-      return;
+      seen = true;
+      break;
     }
   }
-  if (fe.size() >= 8) return;
-  fe.push_back({st.s.lines, 1, text, name, st.origin.launcher_rank, "", 0});
+  if (!seen && fe.size() < 8)
+    fe.push_back({st.s.lines, 1, text, name, st.origin.launcher_rank, "", 0});
+  inlineLastError(st, l);
 }
 
 // "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting
@@ -78,7 +88,7 @@ void onErrorName(ParseState& st, sv l) {
   if (FrameworkError* e = lastFrameworkError(st, 3);
       e && (e->nccl_error.empty() || e->nccl_error == name)) {
     e->nccl_error = name;
-    return;
+    return inlineLastError(st, l);
   }
   onFrameworkError(st, l);
 }
@@ -130,7 +140,10 @@ void onAbort(ParseState& st, sv) { st.noteAbort(); }
 // libfabric's own warning that the efa provider found nothing usable.
 void onLibfabricWarn(ParseState& st, sv l) {
   if (!contains(l, "provider efa output empty list")) return;
-  sv from = l.substr(l.find("libfabric"));
+  // From libfabric's own prefix ("libfabric:85:...:fi_getinfo_():1392<warn>"), when it is there
+  // (a crash found by nccl_log_fuzz: corpus/nccl_log_fuzz/libfabric_warn_without_prefix).
+  size_t at = l.find("libfabric");
+  sv from = at == sv::npos ? trim(l) : l.substr(at);
   if (size_t bar = from.find(" | "); bar != sv::npos) from = from.substr(0, bar);
   st.add("critical", "efa_not_usable", from);
 }
@@ -213,7 +226,6 @@ constexpr OtherPattern kOtherPatterns[] = {
     {"#  Rank ", onTestDevice, true},
     {"#   Rank ", onTestDevice, true},
     {"Watchdog caught collective operation timeout", onWatchdog, true},
-    {"Last error:", onLastErrorMarker, true},
     {"NCCL error in:", onFrameworkError, true},
     {"NCCL error:", onFrameworkError, true},
     {"NCCL Error ", onFrameworkError, true},
@@ -224,6 +236,7 @@ constexpr OtherPattern kOtherPatterns[] = {
     {"ncclInvalidUsage", onErrorName, true},
     {"ncclInvalidArgument", onErrorName, true},
     {"ncclUnhandledCudaError", onErrorName, true},
+    {"Last error:", onLastErrorMarker, true},
     {"Some NCCL operations have failed or timed out", onAbort, true},
     {"Exception (either an error or timeout) detected by watchdog", onAbort, true},
     {"terminate called after throwing", onAbort, true},

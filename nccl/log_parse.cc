@@ -60,9 +60,10 @@ bool parseOrigin(sv prefix, LineOrigin& o, std::string& device) {
       sv p = tok.substr(c1 + 1, c2 - c1 - 1), t = tok.substr(c2 + 1);
       if (std::all_of(p.begin(), p.end(), isDigit) && std::all_of(t.begin(), t.end(), isDigit)) {
         sv h = tok.substr(0, c1);
-        size_t cut = h.find_last_of(":>]|");
-        if (cut != sv::npos) h = h.substr(cut + 1);
-        h.remove_prefix(isoTimestampLength(h));
+        if (size_t cut = h.find_last_of(">]|"); cut != sv::npos) h = h.substr(cut + 1);
+        while (!h.empty() && h.front() == ':') h.remove_prefix(1);
+        h.remove_prefix(isoTimestampLength(h));  // before the colons of the time are cut at
+        if (size_t cut = h.rfind(':'); cut != sv::npos) h = h.substr(cut + 1);
         if (h.empty()) return false;
         o.known = true;
         o.host = core::sanitizeUtf8(h, 64);

@@ -19,16 +19,6 @@ std::string join(const std::set<std::string>& items, size_t max) {
   return out;
 }
 
-// The network most processes chose ("Using network X").
-std::string mainNetwork(const LogSummary& s) {
-  std::string best;
-  uint64_t n = 0;
-  for (const auto& [name, count] : s.networks) {
-    if (count > n) best = name, n = count;
-  }
-  return best;
-}
-
 core::Value nicValue(const Nic& n) {
   core::Value m = core::Value::map({{"net", n.net}, {"device", n.device}});
   if (n.net == "IB") {

@@ -15,16 +15,6 @@ using namespace text;
 
 bool isIb(const std::string& n) { return startsWith(n, "IB"); }
 
-// The network most processes chose ("Using network X").
-std::string mainNetwork(const LogSummary& s) {
-  std::string best;
-  uint64_t n = 0;
-  for (const auto& [name, count] : s.networks) {
-    if (count > n) best = name, n = count;
-  }
-  return best;
-}
-
 bool hasKind(const LogSummary& s, std::string_view kind) {
   return std::any_of(s.findings.begin(), s.findings.end(),
                      [&](const Finding& f) { return f.kind == kind; });
@@ -68,13 +58,14 @@ bool multiNode(const LogSummary& s) {
 }
 
 // One node: said by NCCL (nNodes 1, nranks 1, all ranks local) or shown by the log (one host
-// whose network set-up is in the excerpt, with every rank it names seen there). An excerpt of
-// one host's errors alone is not a single-node job: it may be one node's view of many.
+// whose choice of network is in the excerpt, with every rank it names seen there). An excerpt
+// of one host's errors or bootstrap alone is not a single-node job: it may be one node's view
+// of many.
 bool singleNode(const LogSummary& s) {
   if (multiNode(s)) return false;
   if (s.nodes == 1 || s.ranks == 1 || (s.ranks > 0 && s.local_ranks == s.ranks)) return true;
-  bool setup_seen = !s.networks.empty() || !s.nics.empty() || !s.transports.empty() ||
-                    !s.oob.empty() || hasKind(s, "ib_no_device");
+  bool setup_seen =
+      !s.networks.empty() || !s.nics.empty() || !s.transports.empty() || hasKind(s, "ib_no_device");
   if (s.hosts.size() != 1 || !setup_seen) return false;
   int64_t seen = static_cast<int64_t>(std::max(s.processes.size(), s.devices.size()));
   return s.ranks == 0 || s.ranks <= seen;
@@ -258,6 +249,15 @@ int rank(const std::string& severity) {
 
 }  // namespace
 
+std::string mainNetwork(const LogSummary& s) {
+  std::string best;
+  uint64_t n = 0;
+  for (const auto& [name, count] : s.networks) {
+    if (count > n) best = name, n = count;
+  }
+  return best;
+}
+
 Verdict judge(const LogSummary& s) {
   Verdict v;
   if (s.empty()) {
@@ -359,8 +359,13 @@ Verdict judge(const LogSummary& s) {
       p.message = "a consequence of the error above: " + p.message;
     }
   }
-  std::stable_sort(out.begin(), out.end(), [](const Problem& a, const Problem& b) {
+  // What NCCL chose comes first (rules quote the first problem), then the rest by line.
+  auto headline = [](const Problem& p) {
+    return p.code == "socket_transport" || p.code == "mixed_networks";
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Problem& a, const Problem& b) {
     if (rank(a.severity) != rank(b.severity)) return rank(a.severity) > rank(b.severity);
+    if (headline(a) != headline(b)) return headline(a);
     return a.line < b.line;
   });
   v.status = "ok";

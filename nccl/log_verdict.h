@@ -27,10 +27,12 @@ struct Verdict {
   // ib | roce | efa | ofi | socket | collnet | other | none (one node: nothing crosses a
   // network) | unknown (the log does not say).
   std::string inter_node_transport;
-  std::string gdr;                // on | off | partial | unknown
-  std::string nvls;               // on | off | unknown: NVLink SHARP channels
-  std::string collnet;            // on | unknown: CollNet (IB SHARP) channels
-  std::vector<Problem> problems;  // critical first, then warning, then info; by line within
+  std::string gdr;      // on | off | partial | unknown
+  std::string nvls;     // on | off | unknown: NVLink SHARP channels
+  std::string collnet;  // on | unknown: CollNet (IB SHARP) channels
+  // Critical first, then warning, then info; within each, what NCCL chose (socket_transport,
+  // mixed_networks) first, then by line.
+  std::vector<Problem> problems;
 };
 
 Verdict judge(const LogSummary& s);

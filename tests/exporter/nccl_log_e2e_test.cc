@@ -48,6 +48,22 @@ TEST(NcclLogCliE2ETest, JsonFromStandardInput) {
   EXPECT_EQ(j["exit_code"], 0);
 }
 
+// Real logs as pasted (tests/fixtures/nccl_logs/real/): PyTorch's watchdog alone is a problem,
+// not "no NCCL lines"; a healthy single-node job exits zero whatever its Socket network says.
+TEST(NcclLogCliE2ETest, RealPastedLogs) {
+  auto hung = runCommand({binaryPath(), "nccl-log", "--format", "json",
+                          fixture("nccl_logs/real/megatron_935_watchdog_terminate.log")});
+  EXPECT_EQ(hung.exit_code, 1) << hung.out << hung.err;
+  auto j = nlohmann::json::parse(hung.out);
+  EXPECT_EQ(j["verdict"]["status"], "problem");
+  EXPECT_EQ(j["verdict"]["problems"][0]["code"], "pytorch_watchdog");
+  EXPECT_EQ(j["verdict"]["problems"][0]["line"], 6);
+  auto single = runCommand({binaryPath(), "nccl-log", "--fail-on=warning",
+                            fixture("nccl_logs/real/accelerate_2183_single_node_socket_nic.log")});
+  EXPECT_EQ(single.exit_code, 0) << single.out;
+  EXPECT_NE(single.out.find("inter-node transport: none"), std::string::npos) << single.out;
+}
+
 TEST(NcclLogCliE2ETest, NoNcclLinesExitsOneAndUsageErrorsTwo) {
   TempDir tmp;
   auto empty = runCommand({binaryPath(), "nccl-log", tmp.write("x.log", "nothing here\n")});

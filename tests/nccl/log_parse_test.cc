@@ -174,11 +174,16 @@ TEST(NcclLogTest, InitErrorKeepsTheCauseOnce) {
   EXPECT_EQ(p.s.nccl_version, "2.27.3");
   EXPECT_EQ(p.s.nodes, 7);
   ASSERT_TRUE(hasKind(p.s, "ibv_call"));
-  int traces = 0;
-  for (const auto& f : p.s.findings)
-    traces += f.kind == "nccl_error" && f.text.find(" -> ") != std::string::npos;
-  EXPECT_EQ(traces, 1) << "only the first line of a process's error trace is kept";
-  EXPECT_TRUE(hasProblem(p.v, "critical", "RDMA verbs call failed"));
+  // The process warned, so its trace says where the WARN's failure was, not a second cause.
+  EXPECT_FALSE(hasKind(p.s, "nccl_trace"));
+  for (const auto& f : p.s.findings) {
+    if (f.kind == "ibv_call") {
+      EXPECT_EQ(f.trace, "transport/net_ib.cc:1050 -> 2");
+    }
+  }
+  EXPECT_TRUE(hasProblem(p.v, "critical", "NCCL_CROSS_NIC=0"));
+  // PyTorch's DistBackendError is the consequence, reported as such.
+  EXPECT_TRUE(hasProblem(p.v, "info", "a consequence of the error above"));
   EXPECT_EQ(p.v.status, "problem");
 }
 
@@ -190,7 +195,9 @@ TEST(NcclLogTest, InterleavedRanksBehindLauncherPrefixes) {
   EXPECT_EQ(p.s.garbled_lines, 1u);
   EXPECT_EQ(p.v.inter_node_transport, "ib");
   EXPECT_EQ(p.v.gdr, "on");
-  EXPECT_TRUE(hasKind(p.s, "ibv_call"));  // the timestamped 2.26 WARN
+  ASSERT_EQ(p.s.completions.size(), 1u);  // the timestamped 2.26 WARN
+  EXPECT_EQ(p.s.completions[0].status, 12);
+  EXPECT_EQ(p.s.completions[0].peer, "10.40.0.2<58713>");
 }
 
 TEST(NcclLogTest, NewerOfiAndPluginFormats) {

@@ -12,6 +12,8 @@
 #include "core/value_format.h"
 #include "exporter/build_info.h"
 #include "exporter/html.h"
+#include "exporter/node_verdict.h"
+#include "exporter/status_page_style.h"
 
 namespace fabricwatch::exporter {
 namespace {
@@ -22,52 +24,8 @@ using core::Value;
 constexpr size_t kMaxRows = 100;
 constexpr size_t kMaxColumns = 16;
 
-constexpr std::string_view kStyle =
-    "*{box-sizing:border-box}"
-    "body{margin:0;font:15px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,sans-serif;"
-    "color:#1b1b1f;background:#f6f7f9}"
-    "main{max-width:72rem;margin:0 auto;padding:1rem}"
-    "h1{font-size:1.3rem;margin:.2rem 0 .6rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}"
-    "h3{font-size:1rem;margin:1rem 0 .4rem}"
-    ".verdict{font-size:1.15rem;font-weight:600;padding:.7rem 1rem;border-radius:8px;"
-    "margin:0 0 1rem;border-left:8px solid}"
-    ".fail{background:#fde7e9;color:#8c1d18;border-color:#b3261e}"
-    ".warn{background:#fff4d6;color:#6b4500;border-color:#c98a00}"
-    ".ok{background:#e6f4ea;color:#14532d;border-color:#1e8e3e}"
-    ".pending{background:#eceff1;color:#37474f;border-color:#78909c}"
-    "dl.summary{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:0}"
-    "dt{color:#555}dd{margin:0;overflow-wrap:anywhere}"
-    ".muted{color:#666;font-weight:normal}"
-    ".card{background:#fff;border:1px solid #dde1e6;border-radius:8px;padding:.6rem .8rem;"
-    "margin:.5rem 0}"
-    ".violation.critical{border-left:6px solid #b3261e}"
-    ".violation.warning{border-left:6px solid #c98a00}"
-    ".violation.info{border-left:6px solid #5f6b7a}"
-    ".violation h4{margin:0;font-size:.95rem;overflow-wrap:anywhere}"
-    ".violation p{margin:.3rem 0;overflow-wrap:anywhere}"
-    ".fix{background:#f3f6fb;padding:.4rem .6rem;border-radius:6px}"
-    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch}"
-    "table{border-collapse:collapse;background:#fff;font-size:.9rem;min-width:100%}"
-    "th,td{padding:.3rem .6rem;border-bottom:1px solid #e3e6ea;text-align:left;"
-    "vertical-align:top;white-space:nowrap}"
-    "td.wrap{white-space:normal;overflow-wrap:anywhere;min-width:12rem}"
-    "th{background:#eef1f5;font-weight:600}"
-    "tr.bad td{background:#fdecee}"
-    ".tag{display:inline-block;padding:0 .4rem;border-radius:4px;font-size:.8rem;"
-    "background:#eef1f5}"
-    ".tag.bad{background:#b3261e;color:#fff}.tag.good{background:#1e8e3e;color:#fff}"
-    "footer{margin:2rem 0 1rem;color:#555;font-size:.9rem}"
-    "footer a{margin-right:1rem}"
-    "@media (max-width:600px){main{padding:.6rem}body{font-size:14px}"
-    "dl.summary{grid-template-columns:1fr}dl.summary dt{margin-top:.3rem}"
-    "dl.kv{grid-template-columns:max-content 1fr}dl.kv dt{margin-top:0}}";
-
 bool endsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-std::string plural(size_t n, std::string_view one, std::string_view many) {
-  return std::to_string(n) + " " + std::string(n == 1 ? one : many);
 }
 
 std::string formatDouble(double v, const char* fmt) {
@@ -170,96 +128,6 @@ bool rowIsBad(const Row& row) {
     if (it != row.end() && it->second->isBool() && !it->second->asBool()) return true;
   }
   return false;
-}
-
-// Integer counters that mean "something is wrong" when above zero.
-bool isTroubleCounter(std::string_view k) {
-  return k == "unreachable" || k == "failures" || k == "errors" || k == "failed";
-}
-
-struct Verdict {
-  std::string level;  // fail | warn | ok | pending
-  std::string word;   // FAIL | WARN | OK | STARTING
-  std::string text;
-};
-
-Verdict verdictFor(const core::Snapshot& s) {
-  size_t critical = 0, warning = 0, info = 0;
-  for (const auto& v : s.violations) {
-    if (v.severity == "critical")
-      ++critical;
-    else if (v.severity == "warning")
-      ++warning;
-    else
-      ++info;
-  }
-  std::vector<std::string> issues;
-  size_t failed_sources = 0, healthy_sources = 0;
-  std::string first_failed;
-  for (const auto& src : s.sources) {
-    if (src.ran && !src.success) {
-      if (failed_sources++ == 0) first_failed = src.name;
-    } else if (src.ran) {
-      ++healthy_sources;
-    }
-  }
-  if (failed_sources == 1) issues.push_back("source " + first_failed + " failed");
-  if (failed_sources > 1) issues.push_back(plural(failed_sources, "source", "sources") + " failed");
-  std::vector<std::string> good;
-  if (const Value* probes = s.facts.find("probes"); probes && probes->isMap()) {
-    for (const auto& [kind, v] : probes->asMap()) {
-      if (!v.isMap()) continue;
-      for (const auto& [k, c] : v.asMap()) {
-        if (isTroubleCounter(k) && c.isInt() && c.asInt() > 0)
-          issues.push_back(kind + " " + k + ": " + std::to_string(c.asInt()));
-      }
-      const Value* reachable = v.find("reachable");
-      if (reachable && reachable->isInt() && reachable->asInt() > 0)
-        good.push_back(plural(static_cast<size_t>(reachable->asInt()), "peer", "peers") +
-                       " reachable over " + kind);
-    }
-  }
-  if (const Value* policy = s.status.find("policy")) {
-    const Value* ok = policy->find("last_reload_successful");
-    if (ok && ok->isBool() && !ok->asBool()) issues.push_back("policy reload failed");
-    const Value* errors = policy->find("errors");
-    if (errors && errors->isList() && !errors->asList().empty())
-      issues.push_back(plural(errors->asList().size(), "rule", "rules") +
-                       " could not be evaluated");
-    const Value* unknown = policy->find("unknown");
-    if (unknown && unknown->isList() && !unknown->asList().empty())
-      issues.push_back(plural(unknown->asList().size(), "rule", "rules") +
-                       " cannot judge for missing facts");
-  }
-
-  Verdict v;
-  std::vector<std::string> parts;
-  if (critical || warning) {
-    std::string p = critical ? plural(critical, "critical", "critical") : "";
-    if (warning) p += std::string(critical ? " and " : "") + plural(warning, "warning", "warning");
-    parts.push_back(p + (critical + warning == 1 ? " violation" : " violations"));
-  }
-  parts.insert(parts.end(), issues.begin(), issues.end());
-  if (critical) {
-    v.level = "fail";
-    v.word = "FAIL";
-  } else if (warning || !issues.empty()) {
-    v.level = "warn";
-    v.word = "WARN";
-  } else if (!s.complete) {
-    v.level = "pending";
-    v.word = "STARTING";
-    parts.push_back("the first collection has not finished");
-  } else {
-    v.level = "ok";
-    v.word = "OK";
-    parts.push_back(info ? plural(info, "info notice", "info notices") : "no violations");
-    parts.push_back(plural(healthy_sources, "source", "sources") + " healthy");
-    parts.insert(parts.end(), good.begin(), good.end());
-  }
-  v.text = v.word;
-  for (const auto& p : parts) v.text += " · " + p;
-  return v;
 }
 
 std::string originWords(std::string_view origin) {
@@ -480,9 +348,10 @@ void renderPolicy(std::string& h, const core::Snapshot& s) {
 }  // namespace
 
 http::HttpResponse statusPage(const core::Snapshot* snap) {
-  Verdict verdict = snap ? verdictFor(*snap)
-                         : Verdict{"pending", "STARTING",
-                                   "STARTING · no snapshot yet: the first collection is running"};
+  NodeVerdict verdict =
+      snap ? nodeVerdict(*snap)
+           : NodeVerdict{"pending", "STARTING",
+                         "STARTING · no snapshot yet: the first collection is running"};
   std::string node = snap ? stringAt(snap->facts.find("node"), "name") : "";
   std::string h;
   h.reserve(32 * 1024);
@@ -493,7 +362,7 @@ http::HttpResponse statusPage(const core::Snapshot* snap) {
        "<meta http-equiv=\"refresh\" content=\"30\"><title>";
   h += htmlEscape(verdict.word + (node.empty() ? "" : " · " + node)) +
        " · fabricwatch</title><style>";
-  h += kStyle;
+  h += kStatusPageStyle;
   h += "</style></head><body><main><h1>fabricwatch";
   if (!node.empty()) h += " · " + htmlEscape(node);
   h += "</h1><p id=\"verdict\" class=\"verdict " + verdict.level + "\">" +

@@ -19,19 +19,14 @@
 #include "core/value_format.h"
 #include "nccl/log_parse.h"
 #include "nccl/log_verdict.h"
+#include "tests/support/files.h"
 #include "tests/support/paths.h"
 
 namespace fabricwatch::nccl {
 namespace {
 
 using nlohmann::json;
-
-std::string readFile(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::readFile;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });

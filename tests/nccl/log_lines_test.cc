@@ -12,13 +12,13 @@
 namespace fabricwatch::nccl {
 namespace {
 
-struct Parsed {
+struct Judged {
   LogSummary s;
   Verdict v;
 };
 
-Parsed parse(const std::string& text) {
-  Parsed p{parseNcclLog(text), {}};
+Judged parse(const std::string& text) {
+  Judged p{parseNcclLog(text), {}};
   p.v = judge(p.s);
   return p;
 }
@@ -31,7 +31,7 @@ const Problem* problem(const Verdict& v, const std::string& code) {
 
 bool has(const std::string& s, const std::string& w) { return s.find(w) != std::string::npos; }
 
-std::string dump(const Parsed& p) { return core::toJson(summaryValue(p.s, p.v), 2); }
+std::string dump(const Judged& p) { return core::toJson(summaryValue(p.s, p.v), 2); }
 
 TEST(NcclLogLinesTest, CompletionErrorsInTheWordingOfEveryRelease) {
   struct Case {

@@ -51,7 +51,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::string_view trim(std::string_view s) {
+// RFC 9110 5.6.3: optional whitespace (OWS) is space and tab only. Not core::trim, which also
+// strips CR and LF: "X: v\r\r\n" would then pass as "v" instead of being refused as malformed.
+std::string_view trimOws(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -68,7 +70,7 @@ bool startsWithNoCase(std::string_view s, std::string_view prefix) {
 bool listHas(std::string_view list, std::string_view token) {
   while (!list.empty()) {
     size_t comma = list.find(',');
-    if (lower(trim(list.substr(0, comma))) == token) return true;
+    if (lower(trimOws(list.substr(0, comma))) == token) return true;
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }
@@ -90,16 +92,16 @@ bool HttpRequest::acceptsEncoding(std::string_view coding) const {
   std::string_view list = header("accept-encoding");
   while (!list.empty()) {
     size_t comma = list.find(',');
-    std::string_view item = trim(list.substr(0, comma));
+    std::string_view item = trimOws(list.substr(0, comma));
     list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
     size_t semi = item.find(';');
-    std::string name = lower(trim(item.substr(0, semi)));
+    std::string name = lower(trimOws(item.substr(0, semi)));
     if (name != coding && name != "*") continue;
     if (semi == std::string_view::npos) return true;
     // "q=0", "q=0.0", "q=0.000" refuse the coding; any other q-value accepts it.
-    std::string_view param = trim(item.substr(semi + 1));
+    std::string_view param = trimOws(item.substr(semi + 1));
     if (param.size() < 2 || (param[0] != 'q' && param[0] != 'Q') || param[1] != '=') return true;
-    std::string_view q = trim(param.substr(2));
+    std::string_view q = trimOws(param.substr(2));
     return q.find_first_not_of("0.") != std::string_view::npos;
   }
   return false;
@@ -236,7 +238,7 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return fail(HeadError::kMalformed);
     std::string_view name = line.substr(0, colon);
-    std::string_view value = trim(line.substr(colon + 1));
+    std::string_view value = trimOws(line.substr(colon + 1));
     if (!isToken(name) || !isFieldValue(value)) return fail(HeadError::kMalformed);
     req.headers.emplace_back(lower(name), std::string(value));
   }

@@ -36,7 +36,7 @@ std::string transportKey(sv via, bool& net, bool& gdr, int& dev) {
   dev = -1;
   size_t end = via.find(" [");
   if (end != sv::npos) via = via.substr(0, end);
-  via = trim(via);
+  via = trimSpace(via);
   if (startsWith(via, "NET/") || startsWith(via, "COLLNET/")) {
     net = true;
     gdr = contains(via, "/GDRDMA");
@@ -68,12 +68,12 @@ bool onVersion(ParseState& st, sv msg) {
 }
 
 bool onDriver(ParseState& st, sv msg) {
-  if (auto v = toInt(trim(msg.substr(18)))) st.s.cuda_driver_version = cudaVersion(*v);
+  if (auto v = toInt(trimSpace(msg.substr(18)))) st.s.cuda_driver_version = cudaVersion(*v);
   return true;
 }
 
 bool onNetwork(ParseState& st, sv msg) {
-  std::string n = core::sanitizeUtf8(trim(msg.substr(14)), 64);
+  std::string n = core::sanitizeUtf8(trimSpace(msg.substr(14)), 64);
   auto& nets = st.s.networks;
   if (nets.count(n) || nets.size() < st.limits.max_items) ++nets[n];
   if (st.s.network_line == 0) st.s.network_line = st.s.lines;
@@ -87,15 +87,15 @@ bool onPlugin(ParseState& st, sv msg) {
     st.add("critical", "symbol_version", msg.substr(msg.find(':') + 1));
   if (size_t c = msg.find("Loaded collnet plugin "); c != sv::npos) {
     sv name = msg.substr(c + 22);
-    s.collnet_plugin = core::sanitizeUtf8(trim(name.substr(0, name.find(" ("))), 64);
+    s.collnet_plugin = core::sanitizeUtf8(trimSpace(name.substr(0, name.find(" ("))), 64);
   } else if (startsWith(msg, "P2P plugin ")) {  // HPC-X's nccl-rdma-sharp plugin
     s.net_plugin_state = "loaded";
-    s.net_plugin = core::sanitizeUtf8(trim(msg.substr(11)), 128);
+    s.net_plugin = core::sanitizeUtf8(trimSpace(msg.substr(11)), 128);
   } else if (size_t p = msg.find("Loaded net plugin "); p != sv::npos) {
     sv name = msg.substr(p + 18);
     if (size_t paren = name.rfind(" ("); paren != sv::npos) name = name.substr(0, paren);
     s.net_plugin_state = "loaded";
-    s.net_plugin = core::sanitizeUtf8(trim(name), 128);
+    s.net_plugin = core::sanitizeUtf8(trimSpace(name), 128);
   } else if (s.net_plugin_state != "loaded" &&
              (contains(msg, "No plugin found") || contains(msg, "Could not find") ||
               contains(msg, "Plugin load returned") || contains(msg, "Plugin load (") ||
@@ -103,7 +103,7 @@ bool onPlugin(ParseState& st, sv msg) {
     s.net_plugin_state = "not_found";
     sv what = msg.substr(msg.find(':') + 1);
     if (s.net_plugin.empty() || !contains(msg, "Using internal"))
-      s.net_plugin = core::sanitizeUtf8(trim(what), 200);
+      s.net_plugin = core::sanitizeUtf8(trimSpace(what), 200);
   }
   return true;
 }
@@ -114,10 +114,10 @@ bool onIbDevices(ParseState& st, sv msg) {
   size_t semi = rest.find(';');
   sv devs = rest.substr(0, semi);
   if (size_t oob = rest.find("OOB ", semi == sv::npos ? 0 : semi); oob != sv::npos) {
-    sv o = trim(rest.substr(oob + 4));
+    sv o = trimSpace(rest.substr(oob + 4));
     if (size_t lt = o.find('<'); lt != sv::npos) o = o.substr(0, lt);
     if (st.s.oob.empty() && !o.empty()) st.s.oob = core::sanitizeUtf8(o, 128);
-  } else if (semi != sv::npos && trim(rest.substr(semi)) == "; OOB :") {
+  } else if (semi != sv::npos && trimSpace(rest.substr(semi)) == "; OOB :") {
     // NCCL 2.4 printed an empty OOB interface when the one it picked had no address.
     st.s.oob_empty = true;
     if (st.s.oob_empty_line == 0) st.s.oob_empty_line = st.s.lines;
@@ -182,7 +182,7 @@ bool onSocketDevices(ParseState& st, sv msg) {
 // "Bootstrap : Using eth0:10.0.0.1<0>" (2.4-2.8: "Using [0]eth0:10.0.0.1<0>").
 bool onBootstrap(ParseState& st, sv msg) {
   if (!st.s.oob.empty()) return true;
-  sv o = trim(msg.substr(msg.find("Using") + 5));
+  sv o = trimSpace(msg.substr(msg.find("Using") + 5));
   if (startsWith(o, "[") && o.find(']') != sv::npos) o = o.substr(o.find(']') + 1);
   if (size_t sp = o.find(' '); sp != sv::npos) o = o.substr(0, sp);
   if (size_t lt = o.find('<'); lt != sv::npos) o = o.substr(0, lt);
@@ -208,7 +208,7 @@ bool onGdrDisabled(ParseState& st, sv msg) {
   LogSummary& s = st.s;
   sv what = msg.substr(msg.find("Disabled for ") + 13);
   if (s.gdr_disabled.size() < st.limits.max_items)
-    s.gdr_disabled.insert(core::sanitizeUtf8(trim(what), 160));
+    s.gdr_disabled.insert(core::sanitizeUtf8(trimSpace(what), 160));
   if (s.gdr_disabled_line == 0) s.gdr_disabled_line = s.lines;
   if (s.gdr_disabled_reason.empty()) {
     if (contains(msg, "(distance "))
@@ -241,11 +241,11 @@ bool onOfi(ParseState& st, sv msg) {
     }
     if (auto n = intAfter(p, "(found ")) s.ofi_nics = *n;
   } else if (startsWith(m, "Initializing ")) {
-    s.ofi_plugin_version = core::sanitizeUtf8(trim(m.substr(13)), 64);
+    s.ofi_plugin_version = core::sanitizeUtf8(trimSpace(m.substr(13)), 64);
   } else if (startsWith(m, "Using Libfabric version ")) {
-    s.libfabric_version = core::sanitizeUtf8(trim(m.substr(24)), 32);
+    s.libfabric_version = core::sanitizeUtf8(trimSpace(m.substr(24)), 32);
   } else if (startsWith(m, "Using CUDA driver version ")) {
-    if (auto v = toInt(trim(m.substr(26))); v && s.cuda_driver_version.empty())
+    if (auto v = toInt(trimSpace(m.substr(26))); v && s.cuda_driver_version.empty())
       s.cuda_driver_version = cudaVersion(*v);
   } else if (startsWith(m, "No NIC info for dev")) {
     st.process().benign_next = true;  // the plugin's topology probe; NCCL carries on
@@ -311,7 +311,7 @@ bool onTuning(ParseState& st, sv msg) {
     if (auto i = toInt(v); i && *i >= 0 && *i < n) return std::string(names[*i]);
     return core::sanitizeUtf8(v, 32);
   };
-  auto bytes = toInt(trim(msg.substr(11)));
+  auto bytes = toInt(trimSpace(msg.substr(11)));
   sv rest = msg.substr(msg.find(" -> Algo ") + 9);
   sv algo = rest.substr(0, rest.find(' '));
   sv proto;

@@ -16,14 +16,14 @@ using namespace text;
 
 // Launcher prefixes at the start of a line ("[rank3]: ", "[trainer0|0]:", "[1,0]<stdout>:").
 sv stripLauncher(sv l) {
-  l = trim(l);
+  l = trimSpace(l);
   while (startsWith(l, "[")) {
     size_t rb = l.find(']');
     if (rb == sv::npos || rb > 40) break;
     sv rest = l.substr(rb + 1);
     if (startsWith(rest, "<stdout>:") || startsWith(rest, "<stderr>:")) rest.remove_prefix(9);
     if (!rest.empty() && rest.front() == ':') rest.remove_prefix(1);
-    l = trim(rest);
+    l = trimSpace(rest);
   }
   return l;
 }
@@ -103,7 +103,7 @@ void onLastError(ParseState& st, sv text) {
 }
 
 void onLastErrorMarker(ParseState& st, sv l) {
-  sv rest = trim(l.substr(l.find("Last error:") + 11));
+  sv rest = trimSpace(l.substr(l.find("Last error:") + 11));
   if (rest.empty()) {
     st.expect_last_error = true;
   } else {
@@ -143,7 +143,7 @@ void onLibfabricWarn(ParseState& st, sv l) {
   // From libfabric's own prefix ("libfabric:85:...:fi_getinfo_():1392<warn>"), when it is there
   // (a crash found by nccl_log_fuzz: corpus/nccl_log_fuzz/libfabric_warn_without_prefix).
   size_t at = l.find("libfabric");
-  sv from = at == sv::npos ? trim(l) : l.substr(at);
+  sv from = at == sv::npos ? trimSpace(l) : l.substr(at);
   if (size_t bar = from.find(" | "); bar != sv::npos) from = from.substr(0, bar);
   st.add("critical", "efa_not_usable", from);
 }
@@ -188,7 +188,7 @@ void onResultRow(ParseState& st, sv l) {
   static const std::set<sv> kTypes = {"float", "half",   "bfloat16", "double",
                                       "int8",  "uint8",  "int32",    "uint32",
                                       "int64", "uint64", "fp8_e4m3", "fp8_e5m2"};
-  sv t = trim(l);
+  sv t = trimSpace(l);
   if (t.empty() || !isDigit(t.front())) return;
   size_t n = 0, typed = 0;
   for (size_t p = 0; p < t.size() && n < 16;) {

@@ -69,7 +69,7 @@ bool parseOrigin(sv prefix, LineOrigin& o, std::string& device) {
         o.host = core::sanitizeUtf8(h, 64);
         o.pid = std::string(p);
         o.process = o.host + ":" + o.pid;
-        sv after = trim(prefix.substr(end));
+        sv after = trimSpace(prefix.substr(end));
         if (startsWith(after, "[")) device = std::string(after.substr(1, after.find(']') - 1));
         return true;
       }
@@ -82,7 +82,7 @@ bool parseOrigin(sv prefix, LineOrigin& o, std::string& device) {
 
 // torchrun's "[rank3]:" (and similar launchers' "[name]:") at the start of a line.
 std::string launcherRank(sv l) {
-  l = trim(l);
+  l = trimSpace(l);
   if (!startsWith(l, "[")) return "";
   size_t rb = l.find("]:");
   if (rb == sv::npos || rb > 32) return "";
@@ -94,7 +94,7 @@ std::string launcherRank(sv l) {
 bool duplicateDisplay(sv msg, size_t second_tag, size_t tag_len, sv& first) {
   size_t bar = msg.rfind(" | ", second_tag);
   if (bar == sv::npos) return false;
-  sv a = trim(msg.substr(0, bar)), b = trim(msg.substr(second_tag + tag_len));
+  sv a = trimSpace(msg.substr(0, bar)), b = trimSpace(msg.substr(second_tag + tag_len));
   if (a != b) return false;
   first = a;
   return true;
@@ -108,11 +108,11 @@ bool isTrace(sv msg) {
   sv loc = msg.substr(0, arrow);
   size_t colon = loc.rfind(':');
   return colon != sv::npos && loc.find(' ') == sv::npos && loc.find('.') != sv::npos &&
-         toInt(loc.substr(colon + 1)) && toInt(trim(msg.substr(arrow + 4)));
+         toInt(loc.substr(colon + 1)) && toInt(trimSpace(msg.substr(arrow + 4)));
 }
 
 Finding* ParseState::add(std::string severity, std::string kind, sv text) {
-  std::string t = core::sanitizeUtf8(trim(text), limits.max_text_bytes);
+  std::string t = core::sanitizeUtf8(trimSpace(text), limits.max_text_bytes);
   auto key = std::make_pair(kind, t);
   if (auto it = finding_index_.find(key); it != finding_index_.end()) {
     ++s.findings[it->second].count;
@@ -148,7 +148,7 @@ void ParseState::setEnv(sv name, sv value) {
   std::string k(name);
   if (!s.env.count(k) && s.env.size() >= limits.max_items) return;
   if (!value.empty() && value.back() == '.') value.remove_suffix(1);  // param.cc adds a '.'
-  s.env[k] = core::sanitizeUtf8(trim(value), 200);
+  s.env[k] = core::sanitizeUtf8(trimSpace(value), 200);
   if (!s.env_lines.count(k)) s.env_lines[k] = s.lines;
 }
 
@@ -217,7 +217,7 @@ void LogParser::line(sv l) {
     if (level == "WARN") {
       // "[0] misc/ibvwrap.cc:187 NCCL WARN Call to ...": keep the source location with the text.
       // The location is "file.cc:NNN" or aws-ofi-nccl's "function:NNN": one colon, then digits.
-      sv before = trim(l.substr(0, p));
+      sv before = trimSpace(l.substr(0, p));
       sv where = before.substr(before.rfind(' ') == sv::npos ? 0 : before.rfind(' ') + 1);
       size_t colon = where.find(':');
       bool located = colon != sv::npos && colon > 0 && where.rfind(':') == colon &&
@@ -226,10 +226,10 @@ void LogParser::line(sv l) {
       if (proc.warn_line == 0) proc.warn_line = s.lines;
       proc.last_warn_line = s.lines;
       proc.trace_line = 0;  // the trace that matters is the one after this WARN
-      std::string full = (located ? std::string(where) + " " : "") + std::string(trim(msg));
+      std::string full = (located ? std::string(where) + " " : "") + std::string(trimSpace(msg));
       return handleWarn(st, full);
     }
-    msg = trim(msg);
+    msg = trimSpace(msg);
     if (isTrace(msg)) {
       ProcessState& proc = st.process();
       if (proc.benign_next) return;  // the probe it announced failed, as expected

@@ -17,7 +17,9 @@ inline bool startsWith(sv s, sv p) { return s.substr(0, p.size()) == p; }
 inline bool contains(sv s, sv p) { return s.find(p) != sv::npos; }
 inline bool isDigit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
 
-inline sv trim(sv s) {
+// Strips what isspace() calls space (the daemon keeps the C locale: space, \t, \n, \v, \f,
+// \r). core::trim takes space, tab, CR and LF only; pasted logs may carry \v or \f.
+inline sv trimSpace(sv s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -35,7 +37,7 @@ inline std::optional<int64_t> toInt(sv s) {
 inline std::optional<int64_t> intAfter(sv s, sv key) {
   size_t p = s.find(key);
   if (p == sv::npos) return std::nullopt;
-  sv rest = trim(s.substr(p + key.size()));
+  sv rest = trimSpace(s.substr(p + key.size()));
   size_t n = 0;
   while (n < rest.size() && (isDigit(rest[n]) || (n == 0 && rest[n] == '-'))) ++n;
   return toInt(rest.substr(0, n));
@@ -55,7 +57,7 @@ inline sv between(sv s, sv key, sv stops) {
   size_t p = s.find(key);
   if (p == sv::npos) return {};
   sv rest = s.substr(p + key.size());
-  return trim(rest.substr(0, rest.find_first_of(stops)));
+  return trimSpace(rest.substr(0, rest.find_first_of(stops)));
 }
 
 inline std::string lower(sv s) {

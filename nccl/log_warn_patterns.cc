@@ -28,7 +28,7 @@ Completion parseCompletion(sv m) {
   if (size_t p = m.find("from peer "); p != sv::npos) {
     sv peer = m.substr(p + 10);
     size_t with = startsWith(peer, "with ") ? 0 : peer.find(" with ");  // 2.18 printed no peer
-    if (with != 0) c.peer = core::sanitizeUtf8(trim(peer.substr(0, with)), 96);
+    if (with != 0) c.peer = core::sanitizeUtf8(trimSpace(peer.substr(0, with)), 96);
   }
   if (size_t p = m.find("with error "); p != sv::npos) {
     c.status = static_cast<int>(toInt(m.substr(p + 11)).value_or(-1));

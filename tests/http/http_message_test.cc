@@ -105,6 +105,8 @@ TEST(HttpMessageTest, RefusesWhatIsNotARequestHead) {
       {"space in name", "GET / HTTP/1.1\r\nHo st: x\r\n\r\n", HeadError::kMalformed},
       {"obs-fold", "GET / HTTP/1.1\r\nHost: x\r\n\tmore\r\n\r\n", HeadError::kMalformed},
       {"CR in value", "GET / HTTP/1.1\r\nHost: x\ry\r\n\r\n", HeadError::kMalformed},
+      // Only space and tab are optional whitespace: a CR at the end of a value is not trimmed.
+      {"CR after value", "GET / HTTP/1.1\r\nHost: x\r\r\n\r\n", HeadError::kMalformed},
       {"bad length", "GET / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
        HeadError::kMalformed},
       {"two lengths",

@@ -195,6 +195,41 @@ core::Value RdmaDevice::read(FactReader& r) {
   return d;
 }
 
+// A RoCE port's RDMA MTU follows the MTU of its net device (`ip link set DEV mtu N` changes it
+// at any time): the net device of its own PCI function (dev_port), else the first its GIDs name
+// (RoCE over a VLAN or bond without one of its own). iWARP devices (RNIC: eRDMA, irdma) run
+// over TCP and have no RoCE MTU; InfiniBand and EFA ports have no net device MTU to follow.
+void RdmaDevice::readRoceMtu(FactReader& r, const Port& port,
+                             const std::vector<std::pair<std::string, int64_t>>& dev_netdevs,
+                             const std::set<std::string>& netdevs, core::Value& p) const {
+  const core::Value* ll = p.find("link_layer");
+  const core::Value* nt = fixed_.find("node_type_code");
+  if (!ll || !ll->isString() || ll->asString() != "Ethernet") return;
+  if (nt && nt->isInt() && nt->asInt() == 4) return;
+  std::string path;
+  for (const auto& [nd, dev_port] : dev_netdevs) {
+    if (dev_port + 1 == port.number) {
+      path = joinPath(net_dir_, nd);
+      p["mtu_netdev"] = nd;
+      break;
+    }
+  }
+  if (path.empty()) {
+    // A name from a GID attribute file: only a plain interface name leads to a file.
+    for (const auto& nd : netdevs) {
+      if (nd.empty() || nd == "." || nd == ".." || nd.find('/') != std::string::npos) continue;
+      path = "/sys/class/net/" + nd;
+      p["mtu_netdev"] = nd;
+      break;
+    }
+  }
+  if (path.empty()) return;
+  auto mtu = r.integer(joinPath(path, "mtu"));
+  if (!mtu) return;
+  p["netdev_mtu"] = *mtu;
+  if (auto active = roceActiveMtu(*mtu)) p["active_mtu"] = *active;
+}
+
 core::Value RdmaDevice::readPort(FactReader& r, Port& port,
                                  const std::vector<std::pair<std::string, int64_t>>& dev_netdevs) {
   core::Value p = port.fixed;
@@ -247,6 +282,7 @@ core::Value RdmaDevice::readPort(FactReader& r, Port& port,
   core::Value nds = core::Value::list();
   for (const auto& nd : netdevs) nds.push(nd);
   p["netdevs"] = std::move(nds);
+  readRoceMtu(r, port, dev_netdevs, netdevs, p);
   if (port.counters) p["counters"] = readCounters(r, *port.counters);
   if (port.counters_ext) p["counters_ext"] = readCounters(r, *port.counters_ext);
   if (port.hw_counters) p["hw_counters"] = readCounters(r, *port.hw_counters);

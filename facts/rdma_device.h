@@ -6,6 +6,7 @@
 // counters, PCIe link). The source scans again when the directory's identity changes.
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ class RdmaDevice {
   static core::Value readCounters(FactReader& r, std::vector<Counter>& counters);
   core::Value readPort(FactReader& r, Port& p,
                        const std::vector<std::pair<std::string, int64_t>>& dev_netdevs);
+  void readRoceMtu(FactReader& r, const Port& port,
+                   const std::vector<std::pair<std::string, int64_t>>& dev_netdevs,
+                   const std::set<std::string>& netdevs, core::Value& p) const;
 
   FileId id_;
   bool complete_ = true;

@@ -28,6 +28,14 @@ std::optional<double> parseRateGbps(std::string_view text) {
   return v;
 }
 
+std::optional<int64_t> roceActiveMtu(int64_t netdev_mtu) {
+  constexpr int64_t kRoceHeaders = 40 + 8 + 12 + 4 + 28 + 4;
+  for (int64_t mtu : {4096, 2048, 1024, 512, 256}) {
+    if (netdev_mtu - kRoceHeaders >= mtu) return mtu;
+  }
+  return std::nullopt;
+}
+
 bool isUnavailableCounter(std::string_view text) { return core::trim(text).substr(0, 3) == "N/A"; }
 
 bool isZeroGid(std::string_view gid) {

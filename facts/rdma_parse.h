@@ -25,6 +25,13 @@ std::optional<double> parseRateGbps(std::string_view text);
 // known a logical state other than DOWN, makes it a rate. Codes as in state and phys_state.
 bool rateIsMeasured(std::optional<int64_t> state_code, std::optional<int64_t> phys_state_code);
 
+// The RDMA MTU of a RoCE port whose net device has MTU `netdev_mtu`: what the kernel reports as
+// the port's active_mtu (iboe_get_mtu in include/rdma/ib_addr.h): the largest of 4096, 2048,
+// 1024, 512 and 256 that fits in the net device's MTU less 96 bytes of RoCE v2 headers (GRH 40,
+// UDP 8, BTH 12, XRC 4, AtomicETH 28, ICRC 4). So 4096 needs a net device MTU of 4192 or more;
+// the Ethernet default of 1500 gives 1024. nullopt below 352 (the kernel's 0: no valid MTU).
+std::optional<int64_t> roceActiveMtu(int64_t netdev_mtu);
+
 // A port counter's text that says the counter does not exist: "N/A (no PMA)". iWARP devices
 // (i40iw, irdma) and some RoCE ports have no Performance Management Agent, and the kernel
 // prints this for each of their counters/ files. Such a counter is absent, not a read error.

@@ -97,6 +97,21 @@ TEST(RdmaParseTest, ARateIsMeasuredOnlyOnALinkThatIsUp) {
   EXPECT_TRUE(rateIsMeasured(std::nullopt, std::nullopt));
 }
 
+// include/rdma/ib_addr.h's iboe_get_mtu: the net device's MTU less 96 bytes of RoCE v2 headers,
+// rounded down to an IB MTU.
+TEST(RdmaParseTest, RoceActiveMtuFollowsTheNetDevice) {
+  EXPECT_EQ(roceActiveMtu(9000), 4096);
+  EXPECT_EQ(roceActiveMtu(4200), 4096);
+  EXPECT_EQ(roceActiveMtu(4192), 4096);
+  EXPECT_EQ(roceActiveMtu(4191), 2048);
+  EXPECT_EQ(roceActiveMtu(1500), 1024);
+  EXPECT_EQ(roceActiveMtu(1120), 1024);
+  EXPECT_EQ(roceActiveMtu(1119), 512);
+  EXPECT_EQ(roceActiveMtu(352), 256);
+  EXPECT_FALSE(roceActiveMtu(351));
+  EXPECT_FALSE(roceActiveMtu(-1));
+}
+
 TEST(PciParseTest, SpeedsAndAddresses) {
   EXPECT_EQ(parsePcieSpeed("32.0 GT/s PCIe"), 32.0);
   EXPECT_EQ(parsePcieSpeed("8 GT/s"), 8.0);

@@ -126,6 +126,34 @@ TEST(CheckE2ETest, NodeGidIndexFromNcclConfFailsTheCheck) {
   EXPECT_NE(r.out.find("1 violation(s): 1 critical"), std::string::npos) << r.out;
 }
 
+// Issue 22: the HGX RoCE node is clean with the shipped packs, at every severity and with no
+// rule left unable to judge it; each variant with one host setting wrong fails on its rule
+// alone, as an operator would run the pre-flight.
+TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
+  auto clean =
+      runCommand({binaryPath(), "check", "--path.rootfs=" + fixture("hgx_roce"), "--fail-on=info"});
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("No violations."), std::string::npos) << clean.out;
+  EXPECT_EQ(clean.out.find("Rules that cannot judge this node"), std::string::npos) << clean.out;
+  struct Faulty {
+    const char* root;
+    const char* rule;
+    const char* says;
+  };
+  for (const Faulty& f : std::initializer_list<Faulty>{
+           {"hgx_roce_mtu", "warning   baseline/roce-mtu-4096",
+            "mlx5_3 port 1 (eth4 MTU 1500: RDMA MTU 1024)"},
+           {"hgx_roce_mtu", "warning   baseline/roce-mtu-equal", "eth4 (mlx5_3 port 1) 1500"},
+       }) {
+    auto r = runCommand(
+        {binaryPath(), "check", "--path.rootfs=" + fixture(f.root), "--fail-on=warning"});
+    EXPECT_EQ(r.exit_code, 1) << f.root << "\n" << r.out << r.err;
+    EXPECT_NE(r.out.find(f.rule), std::string::npos) << f.root << "\n" << r.out;
+    EXPECT_NE(r.out.find(f.says), std::string::npos) << f.root << "\n" << r.out;
+    EXPECT_EQ(r.out.find("Rules that cannot judge this node"), std::string::npos) << r.out;
+  }
+}
+
 TEST(PolicyCliE2ETest, ValidateReportsPositionsAndExitsTwo) {
   Fixture f;
   auto ok = runCommand({binaryPath(), "policy", "validate", f.pack});

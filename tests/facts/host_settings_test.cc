@@ -1,0 +1,68 @@
+// The host settings that leave every port ACTIVE and yet halve or break GPUDirect RDMA (issue
+// 22), as the node sources read them from the HGX RoCE fixture roots: the clean node and its
+// variants with one setting wrong each.
+#include <gtest/gtest.h>
+
+#include "tests/facts/fixture_facts.h"
+#include "tests/support/temp_dir.h"
+
+namespace fabricwatch::facts {
+namespace {
+
+const core::Value& factAt(const core::Value& v, std::string_view path) {
+  const core::Value* p = v.findPath(path);
+  if (!p) throw std::runtime_error("missing " + std::string(path));
+  return *p;
+}
+
+const core::Value& firstPortOf(const core::Value& facts, std::string_view device) {
+  for (const auto& d : factAt(facts, "rdma.devices").asList())
+    if (d.find("name")->asString() == device) return d.find("ports")->asList().at(0);
+  throw std::runtime_error("no device " + std::string(device));
+}
+
+TEST(HostSettingsTest, RoceMtuFollowsTheNetDevice) {
+  auto clean = collectFixture("hgx_roce");
+  EXPECT_EQ(clean.read_errors, 0u) << (clean.errors.empty() ? "" : clean.errors[0]);
+  const auto& p0 = firstPortOf(clean.facts, "mlx5_0");
+  EXPECT_EQ(factAt(p0, "mtu_netdev").asString(), "eth1");
+  EXPECT_EQ(factAt(p0, "netdev_mtu").asInt(), 9000);
+  EXPECT_EQ(factAt(p0, "active_mtu").asInt(), 4096);
+  auto faulty = collectFixture("hgx_roce_mtu").facts;
+  const auto& p3 = firstPortOf(faulty, "mlx5_3");
+  EXPECT_EQ(factAt(p3, "mtu_netdev").asString(), "eth4");
+  EXPECT_EQ(factAt(p3, "netdev_mtu").asInt(), 1500);
+  EXPECT_EQ(factAt(p3, "active_mtu").asInt(), 1024);
+  // InfiniBand and EFA ports follow no net device; iWARP runs over TCP.
+  auto ib = collectFixture("ib_ndr").facts;
+  EXPECT_EQ(firstPortOf(ib, "mlx5_0").find("active_mtu"), nullptr);
+  auto iwarp = collectFixture("erdma").facts;
+  EXPECT_EQ(firstPortOf(iwarp, "erdma_0").find("netdev_mtu"), nullptr);
+  // RoCE over a VLAN (ConnectX-3 port 2): its own function's net device, ens5p2.
+  auto legacy = collectFixture("legacy_bond").facts;
+  const auto& mlx4 = factAt(legacy, "rdma.devices").asList().at(1).find("ports")->asList().at(1);
+  EXPECT_EQ(factAt(mlx4, "mtu_netdev").asString(), "ens5p2");
+  EXPECT_EQ(factAt(mlx4, "active_mtu").asInt(), 1024);
+}
+
+TEST(HostSettingsTest, ARoceNetDeviceWithoutMtuLeavesTheMtuAbsent) {
+  testing::TempDir root;
+  std::string dev = "sys/class/infiniband/mlx5_0";
+  root.write(dev + "/node_type", "1: CA\n");
+  root.write(dev + "/ports/1/link_layer", "Ethernet\n");
+  root.write(dev + "/ports/1/state", "4: ACTIVE\n");
+  root.write(dev + "/ports/1/gids/0", "fe80:0000:0000:0000:ba3f:d2ff:fe8a:102c\n");
+  root.write(dev + "/ports/1/gid_attrs/types/0", "RoCE v2\n");
+  root.write(dev + "/ports/1/gid_attrs/ndevs/0", "../../etc\n");  // no interface name
+  auto f = collectRoot(root.path());
+  const auto& p = firstPortOf(f.facts, "mlx5_0");
+  EXPECT_EQ(p.find("mtu_netdev"), nullptr);
+  EXPECT_EQ(p.find("netdev_mtu"), nullptr);
+  root.write(dev + "/ports/1/gid_attrs/ndevs/0", "eth1\n");  // named, but no such interface
+  f = collectRoot(root.path());
+  EXPECT_EQ(factAt(firstPortOf(f.facts, "mlx5_0"), "mtu_netdev").asString(), "eth1");
+  EXPECT_EQ(firstPortOf(f.facts, "mlx5_0").find("netdev_mtu"), nullptr);
+}
+
+}  // namespace
+}  // namespace fabricwatch::facts

@@ -17,6 +17,30 @@ std::string hex4(int64_t v) {
   return buf;
 }
 
+// Whether NVIDIA Fabric Manager runs: a process named nv-fabricmanager among those of the root's
+// /proc (the host's with the DaemonSet's hostPID, or a host /proc under --path.rootfs). Null
+// when no process can be seen there (a root without /proc, or /proc/1/comm unreadable), which
+// leaves the fact absent rather than "not running".
+core::Value fabricManager(FactReader& r) {
+  constexpr size_t kMaxProcEntries = 65536;  // as the workloads source: a node runs thousands
+  if (!r.line("/proc/1/comm")) return nullptr;
+  int64_t seen = 0;
+  core::Value fm = core::Value::map();
+  for (const auto& n : r.list("/proc", kMaxProcEntries)) {
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    // A process that exited since the listing is gone: its comm is missing, not an error.
+    auto comm = r.line("/proc/" + n + "/comm");
+    if (!comm) continue;
+    ++seen;
+    if (!fm.find("pid") && isFabricManagerComm(*comm)) {
+      if (auto pid = parseInteger(n)) fm["pid"] = *pid;
+    }
+  }
+  fm["running"] = fm.find("pid") != nullptr;
+  fm["processes"] = seen;
+  return fm;
+}
+
 }  // namespace
 
 GpuSource::Function GpuSource::scanFunction(FactReader& r, const DirReader& bus,
@@ -27,6 +51,10 @@ GpuSource::Function GpuSource::scanFunction(FactReader& r, const DirReader& bus,
   // The vendor first: most functions on a host are not NVIDIA's, and that ends it.
   if (bus.integer(addr + "/vendor") == 0x10de) {
     PciFunction f = readPciFunction(bus, addr);
+    if (isNvSwitch(f)) {
+      fn.nvswitch = core::Value::map({{"pci_address", addr}});
+      if (f.device) (*fn.nvswitch)["device"] = hex4(*f.device);
+    }
     if (isNvidiaGpu(f)) fn.gpu = std::move(f);
   }
   fn.complete_ = r.collection().read_errors == errors_before;
@@ -55,8 +83,10 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   std::vector<Nic*> nics;
   bool nics_read = false;
   core::Value devices = core::Value::list();
+  core::Value nvswitches = core::Value::list();
   auto scan = [&](const std::string& addr, FileId id) { return scanFunction(r, bus, addr, id); };
   for (Function* fn : functions_.refresh(bus, bus.list(), scan)) {
+    if (fn->nvswitch) nvswitches.push(*fn->nvswitch);
     if (!fn->gpu) continue;
     PciFunction& f = *fn->gpu;
     if (!nics_read) {
@@ -98,6 +128,10 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   core::Value gpu = core::Value::map();
   gpu["count"] = devices.size();
   gpu["devices"] = std::move(devices);
+  if (nvswitches.size() > 0) {
+    if (core::Value fm = fabricManager(r); !fm.isNull()) gpu["fabric_manager"] = std::move(fm);
+  }
+  gpu["nvswitches"] = std::move(nvswitches);
   if (auto version = r.text("/proc/driver/nvidia/version")) {
     core::Value driver = parseNvidiaDriverVersion(*version);
     if (driver.isMap()) gpu["driver"] = std::move(driver);

@@ -1,7 +1,9 @@
 #pragma once
 // NVIDIA GPUs from PCI sysfs alone, no NVML (gpu.*): addresses, ids, NUMA node, PCIe link, and
 // the RDMA NICs closest to each GPU (same PCIe switch, else same root port, else same NUMA
-// node). Also renders the PCIe link metrics of GPUs and RDMA NICs.
+// node). Also renders the PCIe link metrics of GPUs and RDMA NICs. Where NVSwitch chips are on
+// the bus (an HGX baseboard), whether NVIDIA Fabric Manager runs (/proc/*/comm), without which
+// CUDA and NCCL cannot set up NVLink between the GPUs.
 //
 // Every PCI function is looked at once while it lives (ScannedDir); a collection then reads
 // only the current PCIe link of each GPU.
@@ -30,6 +32,7 @@ class GpuSource : public core::Source {
     FileId id_;
     bool complete_ = true;
     std::optional<PciFunction> gpu;
+    std::optional<core::Value> nvswitch;  // an NVSwitch: {pci_address, device}
     FileId id() const { return id_; }
     bool complete() const { return complete_; }
   };

@@ -127,4 +127,9 @@ core::Value parseNvidiaDriverVersion(std::string_view text) {
   return out;
 }
 
+bool isFabricManagerComm(std::string_view comm) {
+  comm = core::trim(comm);
+  return comm == "nv-fabricmanage" || comm == "nv-fabricmanager";
+}
+
 }  // namespace fabricwatch::facts

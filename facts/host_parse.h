@@ -37,6 +37,10 @@ std::vector<Inet6Address> parseIfInet6(std::string_view text);
 // as DMA-BUF, GPUDirect RDMA's alternative to nvidia_peermem. Null when unrecognised.
 core::Value parseNvidiaDriverVersion(std::string_view text);
 
+// Whether a process's /proc/PID/comm is NVIDIA Fabric Manager's: its binary is nv-fabricmanager,
+// which the kernel truncates to 15 characters ("nv-fabricmanage").
+bool isFabricManagerComm(std::string_view comm);
+
 struct BondMode {
   std::string name;  // "802.3ad", "active-backup", "balance-rr" ...
   int64_t code = 0;  // the kernel's BOND_MODE_* number

@@ -42,6 +42,10 @@ bool isNvidiaGpu(const PciFunction& f) {
   return cls == 0x0300 || cls == 0x0302;
 }
 
+bool isNvSwitch(const PciFunction& f) {
+  return f.vendor == 0x10de && f.pci_class && (*f.pci_class >> 8) == 0x0680;
+}
+
 std::vector<core::OptionalMetric> pcieOptionalMetrics() {
   return {
       {"fabricwatch_pcie_link_current_width", "", "+1 per RDMA NIC (GPUs have it by default)"},

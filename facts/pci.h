@@ -46,6 +46,9 @@ DirReader pciBus(FactReader& r);
 
 // NVIDIA (0x10de) display controllers: VGA (0x0300xx) and 3D (0x0302xx).
 bool isNvidiaGpu(const PciFunction& f);
+// NVIDIA (0x10de) bridges of class "other" (0x0680xx): the NVSwitch chips of HGX baseboards
+// (0x1af1 on A100's, 0x22a3 on H100's and H200's), which only NVIDIA Fabric Manager sets up.
+bool isNvSwitch(const PciFunction& f);
 
 // The PCIe link metrics for every function with a pcie object in the facts (RDMA NICs, GPUs),
 // one family per quantity so that NICs and GPUs share them. By default: degraded for every

@@ -13,9 +13,11 @@ namespace fabricwatch::facts {
 
 inline const std::vector<std::string>& fixtureRoots() {
   static const std::vector<std::string> kRoots = {
-      "ib_ndr",         "roce_v2",         "roce_v2_gid_v1", "p5_efa",          "erdma",
-      "no_rdma",        "broken",          "legacy_bond",    "efa_no_pci_tree", "h100_dual_port",
-      "a100_port_down", "h100_class_only", "hgx_roce",       "hgx_roce_mtu"};
+      "ib_ndr",         "roce_v2",        "roce_v2_gid_v1",
+      "p5_efa",         "erdma",          "no_rdma",
+      "broken",         "legacy_bond",    "efa_no_pci_tree",
+      "h100_dual_port", "a100_port_down", "h100_class_only",
+      "hgx_roce",       "hgx_roce_mtu",   "hgx_no_fabric_manager"};
   return kRoots;
 }
 

@@ -3,6 +3,8 @@
 // variants with one setting wrong each.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "tests/facts/fixture_facts.h"
 #include "tests/support/temp_dir.h"
 
@@ -62,6 +64,48 @@ TEST(HostSettingsTest, ARoceNetDeviceWithoutMtuLeavesTheMtuAbsent) {
   f = collectRoot(root.path());
   EXPECT_EQ(factAt(firstPortOf(f.facts, "mlx5_0"), "mtu_netdev").asString(), "eth1");
   EXPECT_EQ(firstPortOf(f.facts, "mlx5_0").find("netdev_mtu"), nullptr);
+}
+
+TEST(HostSettingsTest, NvSwitchesAndFabricManager) {
+  auto clean = collectFixture("hgx_roce").facts;
+  const auto& sw = factAt(clean, "gpu.nvswitches");
+  ASSERT_EQ(sw.size(), 4u);
+  EXPECT_EQ(factAt(sw.asList().at(0), "pci_address").asString(), "0000:07:00.0");
+  EXPECT_EQ(factAt(sw.asList().at(0), "device").asString(), "0x22a3");
+  EXPECT_EQ(factAt(clean, "gpu.count").asInt(), 8);  // an NVSwitch is no GPU
+  EXPECT_TRUE(factAt(clean, "gpu.fabric_manager.running").asBool());
+  EXPECT_EQ(factAt(clean, "gpu.fabric_manager.pid").asInt(), 2817);
+  EXPECT_EQ(factAt(clean, "gpu.fabric_manager.processes").asInt(), 7);
+  auto faulty = collectFixture("hgx_no_fabric_manager").facts;
+  EXPECT_FALSE(factAt(faulty, "gpu.fabric_manager.running").asBool());
+  EXPECT_EQ(faulty.findPath("gpu.fabric_manager.pid"), nullptr);
+  EXPECT_EQ(factAt(faulty, "gpu.fabric_manager.processes").asInt(), 6);
+  // No NVSwitch: no process is looked at (p5_efa has a /proc), and the list is empty.
+  auto p5 = collectFixture("p5_efa").facts;
+  EXPECT_EQ(factAt(p5, "gpu.nvswitches").size(), 0u);
+  EXPECT_EQ(p5.findPath("gpu.fabric_manager"), nullptr);
+}
+
+TEST(HostSettingsTest, WithoutProcessesFabricManagerIsAbsentNotStopped) {
+  testing::TempDir root;
+  std::string sw = "sys/devices/pci0000:04/0000:04:01.0/0000:05:00.0";
+  root.write(sw + "/vendor", "0x10de\n");
+  root.write(sw + "/device", "0x1af1\n");
+  root.write(sw + "/class", "0x068000\n");
+  std::filesystem::create_directories(root.path() + "/sys/bus/pci/devices");
+  std::filesystem::create_symlink("../../../devices/pci0000:04/0000:04:01.0/0000:05:00.0",
+                                  root.path() + "/sys/bus/pci/devices/0000:05:00.0");
+  auto f = collectRoot(root.path()).facts;
+  ASSERT_EQ(factAt(f, "gpu.nvswitches").size(), 1u);
+  EXPECT_EQ(f.findPath("gpu.fabric_manager"), nullptr);
+  // With processes to see, a comm the kernel cut to 15 characters counts.
+  root.write("proc/1/comm", "systemd\n");
+  root.write("proc/99/comm", "nv-fabricmanage\n");
+  root.write("proc/self/comm", "fabricwatch\n");  // not a process directory of its own
+  f = collectRoot(root.path()).facts;
+  EXPECT_TRUE(factAt(f, "gpu.fabric_manager.running").asBool());
+  EXPECT_EQ(factAt(f, "gpu.fabric_manager.pid").asInt(), 99);
+  EXPECT_EQ(factAt(f, "gpu.fabric_manager.processes").asInt(), 2);
 }
 
 }  // namespace

@@ -112,6 +112,13 @@ TEST(RdmaParseTest, RoceActiveMtuFollowsTheNetDevice) {
   EXPECT_FALSE(roceActiveMtu(-1));
 }
 
+TEST(HostParseTest, FabricManagerByItsCommCutTo15Characters) {
+  EXPECT_TRUE(isFabricManagerComm("nv-fabricmanage\n"));
+  EXPECT_TRUE(isFabricManagerComm("nv-fabricmanager"));
+  EXPECT_FALSE(isFabricManagerComm("nvidia-persiste"));
+  EXPECT_FALSE(isFabricManagerComm("nv-fabric"));
+}
+
 TEST(PciParseTest, SpeedsAndAddresses) {
   EXPECT_EQ(parsePcieSpeed("32.0 GT/s PCIe"), 32.0);
   EXPECT_EQ(parsePcieSpeed("8 GT/s"), 8.0);

@@ -144,6 +144,8 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
            {"hgx_roce_mtu", "warning   baseline/roce-mtu-4096",
             "mlx5_3 port 1 (eth4 MTU 1500: RDMA MTU 1024)"},
            {"hgx_roce_mtu", "warning   baseline/roce-mtu-equal", "eth4 (mlx5_3 port 1) 1500"},
+           {"hgx_no_fabric_manager", "critical  baseline/nvswitch-fabric-manager",
+            "no nv-fabricmanager process among the node's 6"},
        }) {
     auto r = runCommand(
         {binaryPath(), "check", "--path.rootfs=" + fixture(f.root), "--fail-on=warning"});

@@ -132,4 +132,15 @@ bool isFabricManagerComm(std::string_view comm) {
   return comm == "nv-fabricmanage" || comm == "nv-fabricmanager";
 }
 
+std::vector<std::string_view> parseIommuParameters(std::string_view cmdline) {
+  std::vector<std::string_view> out;
+  for (auto p : splitFields(core::trim(cmdline))) {
+    std::string_view name = p.substr(0, p.find('='));
+    if (name == "iommu" || name.rfind("iommu.", 0) == 0 || name == "intel_iommu" ||
+        name == "amd_iommu")
+      out.push_back(p);
+  }
+  return out;
+}
+
 }  // namespace fabricwatch::facts

@@ -41,6 +41,10 @@ core::Value parseNvidiaDriverVersion(std::string_view text);
 // which the kernel truncates to 15 characters ("nv-fabricmanage").
 bool isFabricManagerComm(std::string_view comm);
 
+// The IOMMU parameters of a kernel command line (/proc/cmdline), in order: iommu=, iommu.*=,
+// intel_iommu=, amd_iommu= ("iommu=pt", "intel_iommu=on", "iommu.passthrough=1").
+std::vector<std::string_view> parseIommuParameters(std::string_view cmdline);
+
 struct BondMode {
   std::string name;  // "802.3ad", "active-backup", "balance-rr" ...
   int64_t code = 0;  // the kernel's BOND_MODE_* number

@@ -16,6 +16,39 @@ const std::vector<std::string_view>& watchedModules() {
   return kModules;
 }
 
+namespace {
+
+// How the IOMMU treats DMA: each group's type (/sys/kernel/iommu_groups/N/type, kernels 5.11
+// and later: "identity" in passthrough, "DMA" or "DMA-FQ" when it translates, "blocked",
+// "unmanaged" for a group handed to VFIO), counted by type, and the IOMMU parameters of the
+// kernel command line. The directory exists on every kernel built with IOMMU support, empty
+// where there is no IOMMU (most virtual machines); null without it, so that the fact is absent.
+core::Value readIommu(FactReader& r) {
+  DirReader groups(r, "/sys/kernel/iommu_groups");
+  if (!groups.isOpen()) return nullptr;
+  core::Value iommu = core::Value::map();
+  int64_t count = 0;
+  core::Value types = core::Value::map();
+  for (const auto& n : groups.list()) {
+    if (n.empty() || n.find_first_not_of("0123456789") != std::string::npos) continue;
+    ++count;
+    if (auto type = groups.line(n + "/type")) {
+      core::Value& c = types[*type];
+      c = (c.isInt() ? c.asInt() : 0) + 1;
+    }
+  }
+  iommu["groups"] = count;
+  iommu["types"] = std::move(types);
+  if (auto cmdline = r.line("/proc/cmdline")) {
+    core::Value params = core::Value::list();
+    for (auto p : parseIommuParameters(*cmdline)) params.push(std::string(p));
+    iommu["cmdline"] = std::move(params);
+  }
+  return iommu;
+}
+
+}  // namespace
+
 core::Collection KernelSource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;
@@ -59,6 +92,7 @@ core::Collection KernelSource::collect(const core::CollectContext& ctx) {
     for (auto& n : names) list.push(std::move(n));
     kernel["uverbs_devices"] = std::move(list);
   }
+  if (core::Value iommu = readIommu(r); !iommu.isNull()) kernel["iommu"] = std::move(iommu);
   if (kernel.size() == 0) {
     // Nothing of the kernel's is readable (a host root without /proc, such as a tree of sysfs
     // testdata): no fact to report, and an empty kernel object would read as "no module is

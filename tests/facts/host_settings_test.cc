@@ -108,5 +108,29 @@ TEST(HostSettingsTest, WithoutProcessesFabricManagerIsAbsentNotStopped) {
   EXPECT_EQ(factAt(f, "gpu.fabric_manager.processes").asInt(), 2);
 }
 
+TEST(HostSettingsTest, IommuGroupsByTypeAndTheCommandLine) {
+  auto clean = collectFixture("hgx_roce").facts;
+  // A group per PCI function: 8 GPUs, 8 NICs, 4 NVSwitches and eth0.
+  EXPECT_EQ(factAt(clean, "kernel.iommu.groups").asInt(), 21);
+  EXPECT_EQ(factAt(clean, "kernel.iommu.types.identity").asInt(), 21);
+  const auto& cmd = factAt(clean, "kernel.iommu.cmdline").asList();
+  ASSERT_EQ(cmd.size(), 2u);
+  EXPECT_EQ(cmd[1].asString(), "iommu=pt");
+  auto dma = collectFixture("hgx_iommu_dma").facts;
+  EXPECT_EQ(factAt(dma, "kernel.iommu.types.DMA-FQ").asInt(), 21);
+  EXPECT_EQ(dma.findPath("kernel.iommu.types.identity"), nullptr);
+  EXPECT_EQ(factAt(dma, "kernel.iommu.cmdline").size(), 1u);
+  // A 5.10 kernel names no type; a virtual machine without an IOMMU has no group (the
+  // fixture's README stands in for the empty directory and is no group).
+  auto roce = collectFixture("roce_v2").facts;
+  EXPECT_EQ(factAt(roce, "kernel.iommu.groups").asInt(), 4);
+  EXPECT_EQ(factAt(roce, "kernel.iommu.types").size(), 0u);
+  auto p5 = collectFixture("p5_efa").facts;
+  EXPECT_EQ(factAt(p5, "kernel.iommu.groups").asInt(), 0);
+  EXPECT_EQ(factAt(p5, "kernel.iommu.cmdline").size(), 0u);
+  // Without the directory the fact is absent, not "no IOMMU".
+  EXPECT_EQ(collectFixture("legacy_bond").facts.findPath("kernel.iommu"), nullptr);
+}
+
 }  // namespace
 }  // namespace fabricwatch::facts

@@ -112,6 +112,18 @@ TEST(RdmaParseTest, RoceActiveMtuFollowsTheNetDevice) {
   EXPECT_FALSE(roceActiveMtu(-1));
 }
 
+TEST(HostParseTest, IommuParametersOfTheKernelCommandLine) {
+  auto p = parseIommuParameters(
+      "BOOT_IMAGE=/boot/vmlinuz-5.15.0 root=UUID=6a1f ro intel_iommu=on iommu=pt "
+      "iommu.strict=0 amd_iommu=off iommu_foo=1 quiet\n");
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0], "intel_iommu=on");
+  EXPECT_EQ(p[1], "iommu=pt");
+  EXPECT_EQ(p[2], "iommu.strict=0");
+  EXPECT_EQ(p[3], "amd_iommu=off");
+  EXPECT_TRUE(parseIommuParameters("").empty());
+}
+
 TEST(HostParseTest, FabricManagerByItsCommCutTo15Characters) {
   EXPECT_TRUE(isFabricManagerComm("nv-fabricmanage\n"));
   EXPECT_TRUE(isFabricManagerComm("nv-fabricmanager"));

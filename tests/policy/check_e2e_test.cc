@@ -146,6 +146,8 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
            {"hgx_roce_mtu", "warning   baseline/roce-mtu-equal", "eth4 (mlx5_3 port 1) 1500"},
            {"hgx_no_fabric_manager", "critical  baseline/nvswitch-fabric-manager",
             "no nv-fabricmanager process among the node's 6"},
+           {"hgx_iommu_dma", "warning   baseline/iommu-passthrough",
+            "DMA-FQ 21 of its 21 IOMMU groups (kernel command line: intel_iommu=on)"},
        }) {
     auto r = runCommand(
         {binaryPath(), "check", "--path.rootfs=" + fixture(f.root), "--fail-on=warning"});

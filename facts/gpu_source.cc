@@ -1,11 +1,14 @@
 #include "facts/gpu_source.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <map>
 
 #include "core/snapshot.h"
 #include "facts/fact_reader.h"
 #include "facts/host_parse.h"
 #include "facts/pci.h"
+#include "facts/pci_acs.h"
 #include "facts/pci_parse.h"
 
 namespace fabricwatch::facts {
@@ -69,7 +72,10 @@ GpuSource::Nic GpuSource::scanNic(FactReader& r, const DirReader& cls, const Dir
   if (auto addr = cls.linkName(name + "/device"); addr && isPciAddress(*addr)) {
     uint64_t errors_before = r.collection().read_errors;
     n.numa = bus.integer(*addr + "/numa_node");
-    if (auto link = bus.linkTarget(*addr)) n.bridges = pciBridges(*link);
+    if (auto link = bus.linkTarget(*addr)) {
+      n.bridges = pciBridges(*link);
+      n.device_path = pciDevicePath(*link).value_or("");
+    }
     n.complete_ = r.collection().read_errors == errors_before;
   }
   return n;
@@ -84,6 +90,7 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
   bool nics_read = false;
   core::Value devices = core::Value::list();
   core::Value nvswitches = core::Value::list();
+  std::map<std::string, std::string> path_bridges;  // address -> its directory
   auto scan = [&](const std::string& addr, FileId id) { return scanFunction(r, bus, addr, id); };
   for (Function* fn : functions_.refresh(bus, bus.list(), scan)) {
     if (fn->nvswitch) nvswitches.push(*fn->nvswitch);
@@ -119,6 +126,24 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
         break;
       }
     }
+    // The bridges between the GPU and each NIC under the same switch or root port: where ACS
+    // would redirect their peer-to-peer traffic.
+    core::Value paths = core::Value::list();
+    if (best == "pci_switch" || best == "root_port") {
+      for (const Nic* n : nics) {
+        if (std::find(near.begin(), near.end(), n->name) == near.end()) continue;
+        core::Value bl = core::Value::list();
+        for (const auto& b : pciPathBridges(f.bridges, n->bridges)) {
+          std::string dir = bridgeDir(f.device_path, b);
+          if (dir.empty()) dir = bridgeDir(n->device_path, b);
+          auto [it, fresh] = path_bridges.emplace(b, dir);
+          if (!fresh && it->second.empty()) it->second = dir;
+          bl.push(b);
+        }
+        paths.push(core::Value::map({{"nic", n->name}, {"bridges", std::move(bl)}}));
+      }
+    }
+    g["nic_paths"] = std::move(paths);
     core::Value nl = core::Value::list();
     for (auto& n : near) nl.push(std::move(n));
     g["nics"] = std::move(nl);
@@ -132,6 +157,9 @@ core::Collection GpuSource::collect(const core::CollectContext& ctx) {
     if (core::Value fm = fabricManager(r); !fm.isNull()) gpu["fabric_manager"] = std::move(fm);
   }
   gpu["nvswitches"] = std::move(nvswitches);
+  core::Value bridges = core::Value::list();
+  for (const auto& [addr, dir] : path_bridges) bridges.push(readBridgeAcs(r, addr, dir));
+  gpu["pci_bridges"] = std::move(bridges);
   if (auto version = r.text("/proc/driver/nvidia/version")) {
     core::Value driver = parseNvidiaDriverVersion(*version);
     if (driver.isMap()) gpu["driver"] = std::move(driver);

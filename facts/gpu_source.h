@@ -3,7 +3,8 @@
 // the RDMA NICs closest to each GPU (same PCIe switch, else same root port, else same NUMA
 // node). Also renders the PCIe link metrics of GPUs and RDMA NICs. Where NVSwitch chips are on
 // the bus (an HGX baseboard), whether NVIDIA Fabric Manager runs (/proc/*/comm), without which
-// CUDA and NCCL cannot set up NVLink between the GPUs.
+// CUDA and NCCL cannot set up NVLink between the GPUs. And the ACS controls of the PCIe bridges
+// on the path between each GPU and the NICs beside it (facts/pci_acs.h).
 //
 // Every PCI function is looked at once while it lives (ScannedDir); a collection then reads
 // only the current PCIe link of each GPU.
@@ -42,6 +43,7 @@ class GpuSource : public core::Source {
     bool complete_ = true;
     std::string name;
     std::vector<std::string> bridges;
+    std::string device_path;  // /sys/devices/...
     std::optional<int64_t> numa;
     FileId id() const { return id_; }
     bool complete() const { return complete_; }

@@ -17,7 +17,10 @@ PciFunction readPciFunction(const DirReader& bus, const std::string& address) {
   f.pci_class = dir.integer("class");
   f.numa_node = dir.integer("numa_node");
   f.driver = dir.linkName("driver");
-  if (auto link = bus.linkTarget(address)) f.bridges = pciBridges(*link);
+  if (auto link = bus.linkTarget(address)) {
+    f.bridges = pciBridges(*link);
+    f.device_path = pciDevicePath(*link).value_or("");
+  }
   f.link = PcieLink(dir);
   return f;
 }

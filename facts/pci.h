@@ -36,6 +36,7 @@ struct PciFunction {
   std::optional<int64_t> vendor, device, pci_class, numa_node;
   std::optional<std::string> driver;
   std::vector<std::string> bridges;  // root port first
+  std::string device_path;           // /sys/devices/...: where its bridges' directories are
   PcieLink link;
 };
 

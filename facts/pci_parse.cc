@@ -49,6 +49,40 @@ std::optional<std::string> pciProximity(const std::vector<std::string>& a,
   return std::nullopt;
 }
 
+std::optional<std::string> pciDevicePath(std::string_view link_target) {
+  constexpr std::string_view kPrefix = "../../../devices/";
+  if (link_target.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+  std::string_view rest = link_target.substr(kPrefix.size());
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (rest.empty()) return std::nullopt;
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t slash = rest.find('/', start);
+    if (slash == std::string_view::npos) slash = rest.size();
+    std::string_view part = rest.substr(start, slash - start);
+    if (part.empty() || part == "." || part == "..") return std::nullopt;
+    start = slash + 1;
+  }
+  return "/sys/devices/" + std::string(rest);
+}
+
+std::vector<std::string> pciPathBridges(const std::vector<std::string>& a,
+                                        const std::vector<std::string>& b) {
+  size_t common = 0;
+  while (common < a.size() && common < b.size() && a[common] == b[common]) ++common;
+  std::vector<std::string> out(a.begin() + static_cast<std::ptrdiff_t>(common), a.end());
+  out.insert(out.end(), b.begin() + static_cast<std::ptrdiff_t>(common), b.end());
+  return out;
+}
+
+std::vector<std::string> acsRedirects(uint16_t control) {
+  std::vector<std::string> out;
+  if (control & (1u << 2)) out.emplace_back("RR");
+  if (control & (1u << 3)) out.emplace_back("CR");
+  if (control & (1u << 4)) out.emplace_back("UF");
+  return out;
+}
+
 core::Value pcieValue(const PcieLinkText& t) {
   core::Value v = core::Value::map();
   auto width = [](std::optional<int64_t> w) { return w && *w > 0 ? w : std::nullopt; };

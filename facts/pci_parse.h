@@ -29,6 +29,60 @@ std::vector<std::string> pciBridges(std::string_view link_target);
 std::optional<std::string> pciProximity(const std::vector<std::string>& a,
                                         const std::vector<std::string>& b);
 
+// The target of a /sys/bus/pci/devices/<bdf> link as a host path: "../../../devices/pci0000:10/
+// 0000:10:01.0/0000:11:00.0" -> "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0"; nullopt for a
+// target anywhere else, or one that climbs out again (".."), so that a hostile root's link
+// cannot lead a read outside /sys/devices.
+std::optional<std::string> pciDevicePath(std::string_view link_target);
+
+// The bridges on the path between two functions, from their bridge chains (root port first):
+// those below the last bridge both share, on either side (the downstream ports where traffic
+// between them enters and leaves a switch), in the order a then b.
+std::vector<std::string> pciPathBridges(const std::vector<std::string>& a,
+                                        const std::vector<std::string>& b);
+
+// What a function's ACS (Access Control Services) extended capability says, from its
+// configuration space read a dword at a time: `dword(offset)` is the little-endian dword at
+// offset, nullopt where nothing can be read there (a reader without CAP_SYS_ADMIN sees the first
+// 64 bytes only, a conventional PCI function has 256). The extended capability list starts at
+// 0x100; each header holds the capability ID (bits 0-15) and the next offset (bits 20-31).
+struct AcsState {
+  bool readable = false;    // the extended configuration space could be read
+  bool capability = false;  // the ACS capability (ID 0x000D) is in its list
+  uint16_t control = 0;     // its control register, at the capability + 6
+};
+template <typename DwordAt>
+AcsState parseAcs(DwordAt&& dword) {
+  AcsState s;
+  uint32_t offset = 0x100;
+  // A list is at most (4096 - 256) / 4 headers long; a loop in a broken one ends there.
+  for (int hops = 0; hops < 960 && offset >= 0x100 && offset <= 0xffc; ++hops) {
+    std::optional<uint32_t> header = dword(offset);
+    if (!header) return s;  // unreadable from here on: unknown, not "no ACS"
+    s.readable = true;
+    if (*header == 0 || *header == 0xffffffff) return s;  // no extended capability
+    if ((*header & 0xffff) == 0x000d) {
+      std::optional<uint32_t> regs = dword(offset + 4);  // capability (low), control (high)
+      if (!regs) {
+        s.readable = false;
+        return s;
+      }
+      s.capability = true;
+      s.control = static_cast<uint16_t>(*regs >> 16);
+      return s;
+    }
+    offset = (*header >> 20) & 0xffc;
+    if (offset == 0) return s;
+  }
+  return s;
+}
+
+// The controls of an ACS control register that send peer-to-peer traffic up towards the root
+// complex instead of across the switch: "RR" (P2P Request Redirect, bit 2), "CR" (P2P Completion
+// Redirect, bit 3), "UF" (Upstream Forwarding, bit 4). Source Validation (bit 0) and
+// Translation Blocking (bit 1) redirect nothing.
+std::vector<std::string> acsRedirects(uint16_t control);
+
 struct PcieLinkText {
   std::optional<int64_t> current_width, max_width;
   std::optional<std::string> current_speed, max_speed;

@@ -17,7 +17,8 @@ inline const std::vector<std::string>& fixtureRoots() {
       "p5_efa",         "erdma",          "no_rdma",
       "broken",         "legacy_bond",    "efa_no_pci_tree",
       "h100_dual_port", "a100_port_down", "h100_class_only",
-      "hgx_roce",       "hgx_roce_mtu",   "hgx_no_fabric_manager"};
+      "hgx_roce",       "hgx_roce_mtu",   "hgx_no_fabric_manager",
+      "hgx_iommu_dma",  "hgx_acs"};
   return kRoots;
 }
 

@@ -132,5 +132,58 @@ TEST(HostSettingsTest, IommuGroupsByTypeAndTheCommandLine) {
   EXPECT_EQ(collectFixture("legacy_bond").facts.findPath("kernel.iommu"), nullptr);
 }
 
+const core::Value* bridgeAt(const core::Value& facts, std::string_view address) {
+  for (const auto& b : factAt(facts, "gpu.pci_bridges").asList())
+    if (b.find("pci_address")->asString() == address) return &b;
+  return nullptr;
+}
+
+TEST(HostSettingsTest, AcsOfTheBridgesBetweenEachGpuAndItsNic) {
+  auto clean = collectFixture("hgx_roce");
+  EXPECT_EQ(clean.read_errors, 0u) << (clean.errors.empty() ? "" : clean.errors[0]);
+  const auto& g0 = factAt(clean.facts, "gpu.devices").asList().at(0);
+  const auto& path = factAt(g0, "nic_paths").asList().at(0);
+  EXPECT_EQ(factAt(path, "nic").asString(), "mlx5_0");
+  ASSERT_EQ(factAt(path, "bridges").size(), 2u);
+  EXPECT_EQ(factAt(path, "bridges").asList().at(0).asString(), "0000:12:01.0");  // the GPU's port
+  EXPECT_EQ(factAt(clean.facts, "gpu.pci_bridges").size(), 16u);
+  const auto* down = bridgeAt(clean.facts, "0000:12:00.0");
+  ASSERT_TRUE(down);
+  EXPECT_TRUE(factAt(*down, "config_extended").asBool());
+  EXPECT_TRUE(factAt(*down, "acs_capability").asBool());
+  EXPECT_EQ(factAt(*down, "acs_control").asInt(), 0);
+  EXPECT_EQ(factAt(*down, "acs_redirect").size(), 0u);
+  auto faulty = collectFixture("hgx_acs").facts;
+  const auto* on = bridgeAt(faulty, "0000:12:00.0");
+  ASSERT_TRUE(on);
+  EXPECT_EQ(factAt(*on, "acs_control").asInt(), 0x1d);
+  EXPECT_EQ(factAt(*on, "acs_redirect").size(), 3u);
+  // A virtual machine's bridges carry no ACS capability.
+  auto p5 = collectFixture("p5_efa").facts;
+  EXPECT_EQ(factAt(p5, "gpu.pci_bridges").size(), 40u);  // 8 switches: 4 NIC ports + 1 GPU port
+  EXPECT_FALSE(factAt(*bridgeAt(p5, "0000:12:00.0"), "acs_capability").asBool());
+}
+
+TEST(HostSettingsTest, AConfigSpaceCutAtItsHeaderIsUnknownNotClean) {
+  testing::TempDir root;
+  std::filesystem::copy(
+      testing::fixture("hgx_roce"), root.path(),
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  // What a reader without CAP_SYS_ADMIN gets: the first 64 bytes.
+  std::string sw = root.path() + "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0/";
+  std::filesystem::resize_file(sw + "0000:12:00.0/config", 64);
+  std::filesystem::remove(sw + "0000:12:01.0/config");
+  auto f = collectRoot(root.path());
+  EXPECT_EQ(f.read_errors, 0u) << (f.errors.empty() ? "" : f.errors[0]);
+  const auto* cut = bridgeAt(f.facts, "0000:12:00.0");
+  ASSERT_TRUE(cut);
+  EXPECT_FALSE(factAt(*cut, "config_extended").asBool());
+  EXPECT_EQ(cut->find("acs_redirect"), nullptr);
+  const auto* none = bridgeAt(f.facts, "0000:12:01.0");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->find("config_extended"), nullptr);
+  EXPECT_EQ(none->size(), 1u);
+}
+
 }  // namespace
 }  // namespace fabricwatch::facts

@@ -131,6 +131,69 @@ TEST(HostParseTest, FabricManagerByItsCommCutTo15Characters) {
   EXPECT_FALSE(isFabricManagerComm("nv-fabric"));
 }
 
+// A configuration space as the kernel's config file holds it, read a dword at a time; `size`
+// bytes of it can be read (64 for a reader without CAP_SYS_ADMIN).
+struct ConfigSpace {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(4096, 0);
+  size_t size = 4096;
+  void put32(size_t off, uint32_t v) {
+    for (int i = 0; i < 4; ++i) bytes[off + i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  std::optional<uint32_t> operator()(uint32_t off) const {
+    if (off + 4 > size) return std::nullopt;
+    return uint32_t{bytes[off]} | uint32_t{bytes[off + 1]} << 8 | uint32_t{bytes[off + 2]} << 16 |
+           uint32_t{bytes[off + 3]} << 24;
+  }
+};
+
+TEST(PciParseTest, AcsControlFromTheExtendedCapabilityList) {
+  ConfigSpace c;
+  c.put32(0x100, 0x0001 | 2u << 16 | 0x148u << 20);  // AER, next 0x148
+  c.put32(0x148, 0x000d | 1u << 16 | 0x158u << 20);  // ACS
+  c.put32(0x14c, 0x005f | 0x001du << 16);            // capability, control SV RR CR UF
+  c.put32(0x158, 0x0019 | 1u << 16);                 // Secondary PCIe, last
+  AcsState a = parseAcs(c);
+  EXPECT_TRUE(a.readable);
+  EXPECT_TRUE(a.capability);
+  EXPECT_EQ(a.control, 0x001d);
+  EXPECT_EQ(acsRedirects(a.control), (std::vector<std::string>{"RR", "CR", "UF"}));
+  EXPECT_TRUE(acsRedirects(0x0003).empty());  // SV and TB redirect nothing
+  // No ACS in the list, or no extended capability at all: readable, clean.
+  c.put32(0x148, 0x0019 | 1u << 16);
+  a = parseAcs(c);
+  EXPECT_TRUE(a.readable);
+  EXPECT_FALSE(a.capability);
+  ConfigSpace empty;
+  EXPECT_TRUE(parseAcs(empty).readable);
+  EXPECT_FALSE(parseAcs(empty).capability);
+  // The 64 bytes a reader without CAP_SYS_ADMIN sees: unknown, not clean.
+  ConfigSpace user;
+  user.size = 64;
+  EXPECT_FALSE(parseAcs(user).readable);
+  // A list that loops, or points below 0x100, ends.
+  ConfigSpace loop;
+  loop.put32(0x100, 0x0001 | 0x100u << 20);
+  EXPECT_FALSE(parseAcs(loop).capability);
+  loop.put32(0x100, 0x0001 | 0x040u << 20);
+  EXPECT_FALSE(parseAcs(loop).capability);
+  // The capability header readable, its registers not: unknown.
+  ConfigSpace cut;
+  cut.put32(0xffc, 0x000d);
+  cut.put32(0x100, 0x0001 | 0xffcu << 20);
+  EXPECT_FALSE(parseAcs(cut).readable);
+}
+
+TEST(PciParseTest, DevicePathsAndTheBridgesBetweenTwoFunctions) {
+  EXPECT_EQ(pciDevicePath("../../../devices/pci0000:10/0000:10:01.0/0000:11:00.0"),
+            "/sys/devices/pci0000:10/0000:10:01.0/0000:11:00.0");
+  EXPECT_FALSE(pciDevicePath("../../../devices/pci0000:10/../../../../etc"));
+  EXPECT_FALSE(pciDevicePath("/etc/passwd"));
+  EXPECT_FALSE(pciDevicePath("../../../devices/"));
+  std::vector<std::string> gpu = {"0000:10:01.0", "0000:11:00.0", "0000:12:01.0"},
+                           nic = {"0000:10:01.0", "0000:11:00.0", "0000:12:00.0"};
+  EXPECT_EQ(pciPathBridges(gpu, nic), (std::vector<std::string>{"0000:12:01.0", "0000:12:00.0"}));
+}
+
 TEST(PciParseTest, SpeedsAndAddresses) {
   EXPECT_EQ(parsePcieSpeed("32.0 GT/s PCIe"), 32.0);
   EXPECT_EQ(parsePcieSpeed("8 GT/s"), 8.0);

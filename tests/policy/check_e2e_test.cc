@@ -148,6 +148,8 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
             "no nv-fabricmanager process among the node's 6"},
            {"hgx_iommu_dma", "warning   baseline/iommu-passthrough",
             "DMA-FQ 21 of its 21 IOMMU groups (kernel command line: intel_iommu=on)"},
+           {"hgx_acs", "warning   baseline/pcie-acs-redirect",
+            "GPU 0000:14:00.0 and mlx5_0 (0000:12:01.0 RR CR UF, 0000:12:00.0 RR CR UF)"},
        }) {
     auto r = runCommand(
         {binaryPath(), "check", "--path.rootfs=" + fixture(f.root), "--fail-on=warning"});

@@ -68,6 +68,27 @@ core::Value readBond(const DirReader& iface) {
   return bond;
 }
 
+// ECN as mlx5 exposes it per priority: ecn/roce_np/enable/P (notification point: the receiver
+// marks CNPs) and ecn/roce_rp/enable/P (reaction point: the sender slows down), each 0 or 1.
+// DCQCN needs both on for the priority RoCE traffic runs at. Null without an ecn/ directory
+// (other drivers, kernels without it).
+core::Value readEcn(const DirReader& iface) {
+  DirReader ecn = iface.sub("ecn");
+  if (!ecn.isOpen()) return nullptr;
+  core::Value out = core::Value::map();
+  for (const char* point : {"roce_np", "roce_rp"}) {
+    DirReader enable = ecn.sub(std::string(point) + "/enable");
+    if (!enable.isOpen()) continue;
+    core::Value prios = core::Value::map();
+    for (const auto& n : enable.list()) {
+      if (n.size() != 1 || n[0] < '0' || n[0] > '7') continue;  // priorities 0-7
+      if (auto v = enable.integer(n)) prios[n] = *v != 0;
+    }
+    out[point] = std::move(prios);
+  }
+  return out;
+}
+
 }  // namespace
 
 core::Collection NetSource::collect(const core::CollectContext& ctx) {
@@ -99,6 +120,7 @@ core::Collection NetSource::collect(const core::CollectContext& ctx) {
     if (auto v = d.line("address")) i["mac"] = *v;
     if (auto pci = d.linkName("device"); pci && isPciAddress(*pci)) i["pci_address"] = *pci;
     if (auto bond = readBond(d); !bond.isNull()) i["bond"] = std::move(bond);
+    if (auto ecn = readEcn(d); !ecn.isNull()) i["ecn"] = std::move(ecn);
     core::Value addrs = core::Value::list();
     if (auto it = v4.find(name); it != v4.end()) {
       for (const auto& a : it->second) addrs.push(a);

@@ -185,5 +185,26 @@ TEST(HostSettingsTest, AConfigSpaceCutAtItsHeaderIsUnknownNotClean) {
   EXPECT_EQ(none->size(), 1u);
 }
 
+const core::Value& interfaceNamed(const core::Value& facts, std::string_view name) {
+  for (const auto& i : factAt(facts, "net.interfaces").asList())
+    if (i.find("name")->asString() == name) return i;
+  throw std::runtime_error("no interface " + std::string(name));
+}
+
+TEST(HostSettingsTest, EcnPerPriorityOfTheRoceNetDevices) {
+  auto clean = collectFixture("hgx_roce").facts;
+  const auto& eth1 = interfaceNamed(clean, "eth1");
+  EXPECT_TRUE(factAt(eth1, "ecn.roce_np.4").asBool());
+  EXPECT_TRUE(factAt(eth1, "ecn.roce_rp.4").asBool());
+  EXPECT_EQ(factAt(eth1, "ecn.roce_rp").size(), 8u);
+  auto off = collectFixture("hgx_ecn_off").facts;
+  const auto& eth4 = interfaceNamed(off, "eth4");
+  EXPECT_TRUE(factAt(eth4, "ecn.roce_np.3").asBool());
+  EXPECT_FALSE(factAt(eth4, "ecn.roce_np.4").asBool());
+  EXPECT_FALSE(factAt(eth4, "ecn.roce_rp.4").asBool());
+  // Other drivers show no switches: the fact is absent.
+  EXPECT_EQ(interfaceNamed(clean, "eth0").find("ecn"), nullptr);
+}
+
 }  // namespace
 }  // namespace fabricwatch::facts

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <sstream>
 
 #include "tests/support/paths.h"
 #include "tests/support/process.h"
@@ -150,6 +152,8 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
             "DMA-FQ 21 of its 21 IOMMU groups (kernel command line: intel_iommu=on)"},
            {"hgx_acs", "warning   baseline/pcie-acs-redirect",
             "GPU 0000:14:00.0 and mlx5_0 (0000:12:01.0 RR CR UF, 0000:12:00.0 RR CR UF)"},
+           {"hgx_ecn_off", "warning   baseline/roce-ecn-priority",
+            "ECN is off for priority 4 (NCCL_IB_TC=136 from /etc/nccl.conf:4)"},
        }) {
     auto r = runCommand(
         {binaryPath(), "check", "--path.rootfs=" + fixture(f.root), "--fail-on=warning"});
@@ -158,6 +162,34 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
     EXPECT_NE(r.out.find(f.says), std::string::npos) << f.root << "\n" << r.out;
     EXPECT_EQ(r.out.find("Rules that cannot judge this node"), std::string::npos) << r.out;
   }
+}
+
+// A fabric whose DSCP-to-priority map puts DSCP 34 on priority 3 says so per resource group in
+// a copy of baseline (its name kept) under policy.paths; the ECN that hgx_ecn_off has on
+// priority 3 is then right for that group, and the shipped rule still fails other groups.
+TEST(CheckE2ETest, ASiteWithAnotherDscpMapNamesItsRocePriority) {
+  TempDir dir;
+  std::ifstream in(sourceDir() + "/config/policies/baseline.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string pack = ss.str();
+  const std::string from = "    - name: ecn_priority_by_group\n      expression: '{}'\n";
+  size_t at = pack.find(from);
+  ASSERT_NE(at, std::string::npos);
+  pack.replace(at, from.size(),
+               "    - name: ecn_priority_by_group\n      expression: '{\"roce-site-a\": 3}'\n");
+  dir.write("packs/baseline.yaml", pack);
+  auto check = [&](const std::string& group) {
+    return runCommand({binaryPath(), "check", "--path.rootfs=" + fixture("hgx_ecn_off"),
+                       "--policy.path=" + dir.path() + "/packs", "--resource-group=" + group,
+                       "--fail-on=warning"});
+  };
+  auto site = check("roce-site-a");
+  EXPECT_EQ(site.exit_code, 0) << site.out << site.err;
+  EXPECT_EQ(site.out.find("roce-ecn-priority"), std::string::npos) << site.out;
+  auto other = check("roce-site-b");
+  EXPECT_EQ(other.exit_code, 1) << other.out << other.err;
+  EXPECT_NE(other.out.find("ECN is off for priority 4"), std::string::npos) << other.out;
 }
 
 TEST(PolicyCliE2ETest, ValidateReportsPositionsAndExitsTwo) {

@@ -63,10 +63,12 @@ int runNcclLog(const Args& args) {
     std::cerr << "fabricwatch nccl-log: " << path << ": " << std::strerror(errno) << "\n";
     return kExitUsage;
   }
-  // Streamed: memory stays bounded whatever the file's size (the parser caps lines and items).
+  // Streamed: memory stays bounded whatever the file's size (the parser caps lines and items),
+  // and reading stops at the parser's bounds (1 GiB or 4 million lines), so an endless input
+  // (/dev/zero, a pipe that never closes) ends too.
   nccl::LogParser parser;
   char buf[1 << 16];
-  while (true) {
+  while (!parser.stopped()) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
@@ -79,6 +81,10 @@ int runNcclLog(const Args& args) {
   }
   if (fd != STDIN_FILENO) ::close(fd);
   auto summary = parser.finish();
+  if (summary.truncated)
+    std::cerr << "fabricwatch nccl-log: " << path << ": stopped reading after " << summary.lines
+              << " lines, " << summary.bytes
+              << " bytes (the parser's bound); the verdict is of what was read\n";
   auto verdict = nccl::judge(summary);
   int exit_code = verdict.status == "unknown" ? kExitViolations : kExitOk;
   for (const auto& p : verdict.problems) {

@@ -87,7 +87,7 @@ core::Status Daemon::start() {
     web_config_ = std::make_unique<http::WebConfigWatcher>(
         flags_.get("web.config.file"),
         [this](std::shared_ptr<const http::WebSecurity> s) { http_.setSecurity(std::move(s)); },
-        [this](bool ok) { self_.webConfigReloaded(ok); });
+        [this](bool ok, std::string_view refused) { self_.webConfigReloaded(ok, refused); });
     if (auto st = web_config_->load(); !st) {
       if (*prober) (*prober)->stop();
       return core::Error{"invalid web configuration:\n" + st.message()};

@@ -55,11 +55,16 @@ void SelfMetrics::configReloaded(bool success) {
   if (success) reload_ts_ = now;
 }
 
-void SelfMetrics::webConfigReloaded(bool success) {
+void SelfMetrics::webConfigReloaded(bool success, std::string_view refused) {
   double now = success ? unixNow() : 0;
   std::lock_guard lock(mu_);
   web_reload_ok_ = success ? 1 : 0;
   if (success) web_reload_ts_ = now;
+  if (!success && !refused.empty()) {
+    auto it = web_refused_.find(refused);
+    if (it == web_refused_.end()) it = web_refused_.emplace(std::string(refused), 0).first;
+    ++it->second;
+  }
 }
 
 void SelfMetrics::collect(core::MetricFamilies& out) const {
@@ -87,6 +92,18 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
                     static_cast<double>(dropped_[i]));
   }
   out.push_back(std::move(dropped));
+  // Only once a reload was refused: most daemons have no web configuration file.
+  if (!web_refused_.empty()) {
+    auto f = family("fabricwatch_web_config_reloads_refused_total",
+                    "Reloads of --web.config.file refused, the previous file kept, by reason: "
+                    "invalid, tls_change (TLS on or off needs a restart), less_protection (basic "
+                    "auth off or client certificates weakened without "
+                    "fabricwatch_allow_less_protection: true). Absent until the first.",
+                    MetricType::Counter);
+    for (const auto& [reason, n] : web_refused_)
+      core::addSample(f, {{"reason", reason}}, static_cast<double>(n));
+    out.push_back(std::move(f));
+  }
 
   // Gauges.
   auto gauge = [&out](const char* name, const char* help, const core::LabelPairs& labels,

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "core/metrics.h"
@@ -28,7 +29,8 @@ class SelfMetrics {
   void observeRequest(const std::string& route, int status, double seconds);
   void configReloaded(bool success);
   void httpDropped(http::HttpDrop reason);
-  void webConfigReloaded(bool success);
+  // `refused`: why a reload was refused (WebConfigWatcher::Report), "" on success.
+  void webConfigReloaded(bool success, std::string_view refused = "");
 
   // Appends the families to `out` (a consistent view: taken under the lock).
   void collect(core::MetricFamilies& out) const;
@@ -51,6 +53,7 @@ class SelfMetrics {
   double reload_ts_ = 0;
   double web_reload_ok_ = 1;
   double web_reload_ts_ = 0;
+  std::map<std::string, uint64_t, std::less<>> web_refused_;  // reason -> refused reloads
 };
 
 }  // namespace fabricwatch::exporter

@@ -79,6 +79,32 @@ bool listHas(std::string_view list, std::string_view token) {
 
 // Leading empty lines before the request line are skipped (RFC 9112 2.2), a few of them.
 constexpr size_t kMaxLeadingBlank = 8;
+constexpr size_t kMaxMethod = 32;
+
+// What the first bytes of a head settle whatever follows them: more than kMaxLeadingBlank
+// leading CR/LF bytes (bare CRs included), or a method that is not a token of at most
+// kMaxMethod characters followed by a space (a TLS ClientHello's first byte, 0x16, binary
+// garbage, a line that ends before its method does). Both the scanner and the parser ask this,
+// so a head the parser refuses is never left waiting for a blank line that will not come. It
+// looks at most kMaxLeadingBlank + kMaxMethod + 1 bytes. `settled` is set once the bytes seen
+// can no longer be refused by this rule.
+std::optional<HeadError> refusedByItsStart(std::string_view buf, bool* settled) {
+  *settled = false;
+  size_t start = 0;
+  while (start < buf.size() && (buf[start] == '\r' || buf[start] == '\n')) {
+    if (++start > kMaxLeadingBlank) return HeadError::kMalformed;
+  }
+  for (size_t i = start; i < buf.size(); ++i) {
+    auto c = static_cast<unsigned char>(buf[i]);
+    if (c == ' ') {
+      if (i == start) return HeadError::kMalformed;  // an empty method
+      *settled = true;
+      return std::nullopt;
+    }
+    if (!isTchar(c) || i - start >= kMaxMethod) return HeadError::kMalformed;
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -144,12 +170,10 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
     *error = e;
     return std::nullopt;
   };
+  bool settled = false;
+  if (auto e = refusedByItsStart(buf, &settled)) return fail(*e);
   size_t start = buf.find_first_not_of("\r\n");
-  if (start == std::string_view::npos) {
-    if (buf.size() > kMaxLeadingBlank) return fail(HeadError::kMalformed);
-    return std::nullopt;
-  }
-  if (start > kMaxLeadingBlank) return fail(HeadError::kMalformed);
+  if (start == std::string_view::npos) return std::nullopt;
 
   // Split into lines up to the blank one; "\n" and "\r\n" both end a line (RFC 9112 2.2).
   std::vector<std::string_view> lines;
@@ -170,7 +194,6 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
   }
   if (end == std::string_view::npos) {
     if (buf.size() >= limits.max_bytes) return fail(HeadError::kTooLarge);
-    // A request line that is already wrong need not wait for the rest.
     return std::nullopt;
   }
   if (end > limits.max_bytes) return fail(HeadError::kTooLarge);
@@ -188,7 +211,7 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
   std::string_view method = rl.substr(0, sp1);
   std::string_view target = rl.substr(sp1 + 1, sp2 - sp1 - 1);
   std::string_view version = rl.substr(sp2 + 1);
-  if (!isToken(method) || method.size() > 32) return fail(HeadError::kMalformed);
+  if (!isToken(method) || method.size() > kMaxMethod) return fail(HeadError::kMalformed);
   bool http11;
   if (version == "HTTP/1.1") {
     http11 = true;
@@ -280,17 +303,23 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
 }
 
 bool HeadScanner::ready(std::string_view buf, const HeadLimits& limits) {
+  // The parser's own rule for the first bytes, until they are settled (a few dozen bytes).
+  if (!start_settled_) {
+    bool settled = false;
+    if (refusedByItsStart(buf, &settled)) return true;
+    start_settled_ = settled;
+  }
   bool found = false;
   for (size_t i = scanned_; i < buf.size(); ++i) {
     if (buf[i] != '\n') continue;
-    ++lines_;
     bool blank =
         i == 0 || buf[i - 1] == '\n' || (buf[i - 1] == '\r' && (i == 1 || buf[i - 2] == '\n'));
     found = found || blank;
+    // Lines as the parser counts them: from the request line on, not the leading blank ones.
+    if (start_settled_) ++lines_;
   }
   scanned_ = buf.size();
-  return found || buf.size() >= limits.max_bytes ||
-         lines_ > limits.max_headers + 1 + kMaxLeadingBlank;
+  return found || buf.size() >= limits.max_bytes || lines_ > limits.max_headers + 1;
 }
 
 const char* statusText(int status) {

@@ -87,14 +87,21 @@ std::optional<ParsedHead> parseRequestHead(std::string_view buf, const HeadLimit
 class HeadScanner {
  public:
   // True when `buf` (grown at its end since the last call, never shrunk) may now hold a whole
-  // head or one to refuse: a blank line ended, the size limit is reached, or there are more
-  // lines than headers allowed. Then parseRequestHead() decides.
+  // head or one to refuse: a blank line ended, the size limit is reached, there are more lines
+  // than headers allowed, or its first bytes are refused by the parser's own rule (too many
+  // leading CR/LF bytes, a method that is no token: a TLS ClientHello). Then parseRequestHead()
+  // decides. Whenever parseRequestHead() would decide (a head or a refusal), ready() is true,
+  // so a client is never left waiting for its 400 (issue 23, item 8).
   bool ready(std::string_view buf, const HeadLimits& limits);
-  void reset() { scanned_ = lines_ = 0; }
+  void reset() {
+    scanned_ = lines_ = 0;
+    start_settled_ = false;
+  }
 
  private:
   size_t scanned_ = 0;
-  size_t lines_ = 0;
+  size_t lines_ = 0;            // line ends after the leading blank lines
+  bool start_settled_ = false;  // the request line's method and its space have arrived
 };
 
 // "HTTP/1.1 200 OK\r\n...\r\n\r\n" for `r` (its Content-Length counts the body even for HEAD).

@@ -82,10 +82,16 @@ class Parser {
     }
     const YAML::Node& doc = loaded.doc;
     if (!doc || doc.IsNull()) return;  // an empty file: plain HTTP, no auth
-    auto top =
-        fields(doc, "the web configuration",
-               {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit"});
+    auto top = fields(doc, "the web configuration",
+                      {"tls_server_config", "http_server_config", "basic_auth_users", "rate_limit",
+                       std::string_view(kAllowLessProtection)});
     if (!top) return;
+    if (auto n = get(*top, kAllowLessProtection)) {
+      bool v = false;
+      if (!n->IsScalar() || !YAML::convert<bool>::decode(*n, v))
+        report(*n, std::string(kAllowLessProtection) + " must be true or false");
+      out_.config.allow_less_protection = v;
+    }
     if (auto n = get(*top, "tls_server_config")) {
       remember("tls_server_config", *n);
       tls(*n);

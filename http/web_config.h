@@ -9,6 +9,7 @@
 //   http_server_config: {http2, headers}
 //   basic_auth_users: {NAME: BCRYPT_HASH, ...}
 //   rate_limit: {burst, interval}
+//   fabricwatch_allow_less_protection: true   (fabricwatch's own; see kAllowLessProtection)
 //
 // This is the pure half: text in, the settings or FILE:LINE:COL problems out. Unknown keys are
 // errors (the toolkit parses strictly too). Reading the named files and building the TLS
@@ -52,6 +53,12 @@ struct TlsServerConfig {
   }
 };
 
+// The one key that is not the toolkit's: a reload that would serve with less protection than the
+// running file (basic auth turned off, client certificates no longer required or verified) is
+// refused unless the new file says `fabricwatch_allow_less_protection: true`. A truncated or
+// emptied file (an editor's or a ConfigMap's truncate-then-write) must never turn auth off.
+inline constexpr const char* kAllowLessProtection = "fabricwatch_allow_less_protection";
+
 struct WebConfig {
   std::optional<TlsServerConfig> tls;                     // set when any TLS key is set
   std::map<std::string, std::string, std::less<>> users;  // name -> bcrypt hash
@@ -62,6 +69,7 @@ struct WebConfig {
     std::chrono::milliseconds interval{0};
   };
   std::optional<RateLimit> rate_limit;
+  bool allow_less_protection = false;  // kAllowLessProtection
   // Where keys sat ("tls_server_config.cert_file" -> line, column), for problems found later
   // (a certificate that does not load).
   std::map<std::string, std::pair<int, int>, std::less<>> positions;

@@ -36,12 +36,13 @@ core::Status WebConfigWatcher::load() {
   files_ = l.files;
   stamps_ = stamps(files_);
   if (apply_) apply_(current_);
-  if (report_) report_(true);
+  if (report_) report_(true, "");
   return core::Status::Ok();
 }
 
 bool WebConfigWatcher::apply(WebSecurityLoad l) {
   bool ok = l.problems.empty();
+  const char* refused = ok ? "" : "invalid";
   std::shared_ptr<const WebSecurity> previous;
   {
     std::lock_guard lock(mu_);
@@ -57,12 +58,26 @@ bool WebConfigWatcher::apply(WebSecurityLoad l) {
                                                                  : "turning TLS on needs a restart",
                                           ""});
     ok = false;
+    refused = "tls_change";
+  }
+  if (ok && previous && !l.security->protection().allow_less) {
+    // Checked against the running file, not the last one read: a truncate-then-write that is
+    // seen half-way is refused, and the complete file, read next, compares with what runs.
+    for (const auto& weaker : lessProtection(previous->protection(), l.security->protection())) {
+      l.problems.push_back(core::Diagnostic{path_, 0, 0,
+                                            weaker + ": refused; say " +
+                                                std::string(kAllowLessProtection) +
+                                                ": true in the file to mean it, or restart",
+                                            ""});
+      ok = false;
+      refused = "less_protection";
+    }
   }
   if (!ok) {
     for (const auto& d : l.problems)
       core::log::error("web", "invalid web configuration, keeping the last good one",
-                       {{"problem", d.format()}});
-    if (report_) report_(false);
+                       {{"problem", d.format()}, {"reason", refused}});
+    if (report_) report_(false, refused);
     return false;
   }
   {
@@ -70,8 +85,14 @@ bool WebConfigWatcher::apply(WebSecurityLoad l) {
     current_ = l.security;
   }
   if (apply_) apply_(l.security);
-  if (report_) report_(true);
-  core::log::info("web", "web configuration reloaded", {{"file", path_}});
+  if (report_) report_(true, "");
+  if (previous && !lessProtection(previous->protection(), l.security->protection()).empty()) {
+    core::log::warn("web", "web configuration reloaded with less protection, as it allows",
+                    {{"file", path_}, {"key", kAllowLessProtection}});
+  } else {
+    core::log::info("web", "web configuration reloaded",
+                    {{"file", path_}, {"users", std::to_string(l.security->protection().users)}});
+  }
   return true;
 }
 

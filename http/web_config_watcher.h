@@ -4,7 +4,10 @@
 // time every second (a Kubernetes Secret update swaps them by symlink) and on SIGHUP; a change
 // is loaded and, when good, applied to new connections. A bad file keeps the last good one:
 // its problems are logged and the reload counted as failed. Turning TLS on or off needs a
-// restart (a typo must never silently downgrade to plain HTTP).
+// restart (a typo must never silently downgrade to plain HTTP), and a file that would serve with
+// less protection than the running one (basic auth off, client certificates no longer required
+// or verified: a truncated, emptied or comment-only file) is refused unless it says
+// `fabricwatch_allow_less_protection: true` (web_config.h).
 
 #include <sys/types.h>
 
@@ -14,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -25,7 +29,9 @@ namespace fabricwatch::http {
 class WebConfigWatcher {
  public:
   using Apply = std::function<void(std::shared_ptr<const WebSecurity>)>;
-  using Report = std::function<void(bool success)>;
+  // After each load or reload: success, or why the file was refused: "invalid" (problems in
+  // the file or a file it names), "tls_change" (TLS on or off), "less_protection".
+  using Report = std::function<void(bool success, std::string_view refused)>;
 
   WebConfigWatcher(std::string path, Apply apply, Report report);
   ~WebConfigWatcher();

@@ -268,6 +268,18 @@ struct Builder {
 
 }  // namespace
 
+std::vector<std::string> lessProtection(const WebProtection& before, const WebProtection& after) {
+  std::vector<std::string> out;
+  if (before.users > 0 && after.users == 0)
+    out.push_back("basic auth turned off (" + std::to_string(before.users) +
+                  (before.users == 1 ? " user" : " users") + " before, none now)");
+  if (before.requires_client_cert && !after.requires_client_cert)
+    out.push_back("client certificates no longer required");
+  if (before.verifies_client_cert && !after.verifies_client_cert)
+    out.push_back("client certificates no longer verified");
+  return out;
+}
+
 WebSecurityLoad buildWebSecurity(std::string_view text, const std::string& path) {
   WebSecurityLoad out;
   out.files.push_back(path);
@@ -295,8 +307,14 @@ WebSecurityLoad buildWebSecurity(std::string_view text, const std::string& path)
   if (!cfg.users.empty()) auth = std::make_unique<BasicAuth>(cfg.users);
   std::optional<WebSecurity::RateLimit> rl;
   if (cfg.rate_limit) rl = WebSecurity::RateLimit{cfg.rate_limit->burst, cfg.rate_limit->interval};
-  out.security =
-      std::make_shared<const WebSecurity>(std::move(ctx), std::move(auth), cfg.headers, rl);
+  WebProtection protection;
+  protection.tls = cfg.tls.has_value();
+  protection.requires_client_cert = cfg.tls && cfg.tls->requiresClientCert();
+  protection.verifies_client_cert = cfg.tls && cfg.tls->verifiesClientCert();
+  protection.users = cfg.users.size();
+  protection.allow_less = cfg.allow_less_protection;
+  out.security = std::make_shared<const WebSecurity>(std::move(ctx), std::move(auth), cfg.headers,
+                                                     rl, protection);
   return out;
 }
 

@@ -19,6 +19,21 @@
 
 namespace fabricwatch::http {
 
+// How much a web configuration protects, compared between the running file and a reload.
+struct WebProtection {
+  bool tls = false;
+  bool requires_client_cert = false;
+  bool verifies_client_cert = false;
+  size_t users = 0;
+  bool allow_less = false;  // the file says kAllowLessProtection: true
+};
+
+// What `after` protects less than `before`, one phrase each ("basic auth turned off (2 users
+// before, none now)"); empty when nothing is weaker. Fewer users, but some, is not less
+// protection: removing a user is how access is revoked. TLS on or off is refused on its own
+// (it needs a restart), so it is not listed here.
+std::vector<std::string> lessProtection(const WebProtection& before, const WebProtection& after);
+
 class WebSecurity {
  public:
   struct RateLimit {
@@ -28,22 +43,25 @@ class WebSecurity {
 
   WebSecurity(std::shared_ptr<SSL_CTX> tls, std::unique_ptr<BasicAuth> auth,
               std::vector<std::pair<std::string, std::string>> headers,
-              std::optional<RateLimit> rate_limit)
+              std::optional<RateLimit> rate_limit, WebProtection protection = {})
       : tls_(std::move(tls)),
         auth_(std::move(auth)),
         headers_(std::move(headers)),
-        rate_limit_(rate_limit) {}
+        rate_limit_(rate_limit),
+        protection_(protection) {}
 
   SSL_CTX* tlsContext() const { return tls_.get(); }          // null: plain HTTP
   const BasicAuth* basicAuth() const { return auth_.get(); }  // null: no users, no auth
   const std::vector<std::pair<std::string, std::string>>& headers() const { return headers_; }
   const std::optional<RateLimit>& rateLimit() const { return rate_limit_; }
+  const WebProtection& protection() const { return protection_; }
 
  private:
   std::shared_ptr<SSL_CTX> tls_;
   std::unique_ptr<BasicAuth> auth_;
   std::vector<std::pair<std::string, std::string>> headers_;
   std::optional<RateLimit> rate_limit_;
+  WebProtection protection_;
 };
 
 struct WebSecurityLoad {

@@ -246,7 +246,24 @@ void LogParser::line(sv l) {
   handleOtherLine(st, l);
 }
 
+bool LogParser::stopped() const { return state_->s.truncated; }
+
 void LogParser::feed(sv chunk) {
+  LogSummary& s = state_->s;
+  if (s.truncated || chunk.empty()) return;
+  // The byte bound holds whether or not the input has newlines (/dev/zero has none).
+  if (s.bytes + chunk.size() > limits_.max_bytes) {
+    chunk = chunk.substr(0, limits_.max_bytes - s.bytes);
+    s.bytes = limits_.max_bytes;
+    feedLines(chunk);
+    s.truncated = true;
+    return;
+  }
+  s.bytes += chunk.size();
+  feedLines(chunk);
+}
+
+void LogParser::feedLines(sv chunk) {
   LogSummary& s = state_->s;
   while (!chunk.empty()) {
     if (s.truncated) return;

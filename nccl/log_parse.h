@@ -7,8 +7,10 @@
 //
 // The parser is pure and incremental: feed() it text in chunks of any size (a file read in
 // pieces, or the last part of a running job's log), then finish(). It is bounded whatever the
-// input: lines longer than LogLimits::max_line_bytes are cut, parsing stops after max_lines,
-// and every list it keeps is capped, so a huge or hostile file costs bounded memory and time.
+// input: lines longer than LogLimits::max_line_bytes are cut, parsing stops after max_lines or
+// max_bytes, whichever comes first (stopped() tells a reader to stop reading: an endless input,
+// /dev/zero or a pipe, ends there), and every list it keeps is capped, so a huge or hostile file
+// costs bounded memory and time.
 // It understands the wording of NCCL 2.4 to 2.29 and aws-ofi-nccl 1.x, the `host:pid:tid
 // [cudaDev]` prefix with or without NCCL's timestamps, and lines of many ranks interleaved
 // behind launcher and log-shipper prefixes (mpirun's `[1,3]<stdout>:`, pdsh's `host: `,
@@ -27,11 +29,12 @@
 namespace fabricwatch::nccl {
 
 struct LogLimits {
-  size_t max_line_bytes = 4096;  // a longer line is cut (and counted)
-  uint64_t max_lines = 4000000;  // parsing stops here (truncated = true)
-  size_t max_items = 64;         // NICs, hosts, env settings, transports kept
-  size_t max_findings = 32;      // warnings and errors kept (each with its count)
-  size_t max_text_bytes = 400;   // of each finding's text
+  size_t max_line_bytes = 4096;            // a longer line is cut (and counted)
+  uint64_t max_lines = 4000000;            // parsing stops here (truncated = true)
+  uint64_t max_bytes = uint64_t{1} << 30;  // or here, 1 GiB, line or no line (truncated = true)
+  size_t max_items = 64;                   // NICs, hosts, env settings, transports kept
+  size_t max_findings = 32;                // warnings and errors kept (each with its count)
+  size_t max_text_bytes = 400;             // of each finding's text
 };
 
 // A warning or an error seen in the log. Identical findings of many ranks are kept once.
@@ -117,7 +120,8 @@ struct LogSummary {
   uint64_t nccl_lines = 0;     // lines with an NCCL INFO/WARN prefix
   uint64_t long_lines = 0;     // cut to max_line_bytes
   uint64_t garbled_lines = 0;  // two ranks' writes mixed into one line: skipped
-  bool truncated = false;      // stopped at max_lines
+  uint64_t bytes = 0;          // read, up to max_bytes
+  bool truncated = false;      // stopped at max_lines or max_bytes
 
   std::string nccl_version;         // "2.21.5"
   std::string nccl_cuda_version;    // the CUDA NCCL was built for: "12.4"
@@ -193,10 +197,13 @@ class LogParser {
   LogParser(LogParser&&) noexcept;
   LogParser& operator=(LogParser&&) noexcept;
   void feed(std::string_view chunk);
+  // True once a bound is reached: whatever follows is ignored, so a reader can stop reading.
+  bool stopped() const;
   // Parses a pending last line without a newline and returns the summary.
   LogSummary finish();
 
  private:
+  void feedLines(std::string_view chunk);
   void line(std::string_view l);
 
   LogLimits limits_;

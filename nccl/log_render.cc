@@ -136,7 +136,8 @@ core::Value summaryValue(const LogSummary& s, const Verdict& v) {
                                     {"line", f.line},
                                     {"count", f.count}}));
   m["findings"] = std::move(findings);
-  m["input"] = core::Value::map({{"lines", s.lines},
+  m["input"] = core::Value::map({{"bytes", s.bytes},
+                                 {"lines", s.lines},
                                  {"nccl_lines", s.nccl_lines},
                                  {"long_lines", s.long_lines},
                                  {"garbled_lines", s.garbled_lines},
@@ -192,7 +193,7 @@ std::string renderText(const LogSummary& s, const Verdict& v) {
         << "\n";
   };
   o << "NCCL log: " << s.lines << " lines, " << s.nccl_lines << " from NCCL";
-  if (s.truncated) o << " (truncated)";
+  if (s.truncated) o << " (truncated: stopped reading after " << s.bytes << " bytes)";
   o << "\n";
   std::string version = s.nccl_version;
   if (!s.nccl_cuda_version.empty()) version += " (built for CUDA " + s.nccl_cuda_version + ")";

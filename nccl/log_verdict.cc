@@ -258,14 +258,28 @@ std::string mainNetwork(const LogSummary& s) {
   return best;
 }
 
+namespace {
+
+// Reading stopped at a bound (4 million lines or 1 GiB, LogLimits): an endless input ends here.
+Problem truncatedProblem(const LogSummary& s) {
+  return {"info", "truncated",
+          "the log was longer than the parser reads (4 million lines or 1 GiB); reading stopped "
+          "there and the rest was skipped",
+          std::to_string(s.lines) + " lines, " + std::to_string(s.bytes) + " bytes read", 0};
+}
+
+}  // namespace
+
 Verdict judge(const LogSummary& s) {
   Verdict v;
   if (s.empty()) {
     v = Verdict{"unknown", "unknown", "unknown", "unknown", "unknown", {}};
-    v.problems.push_back({"critical", "no_nccl_lines",
-                          "no NCCL log lines: run with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS "
-                          "including INIT,NET) so that NCCL says what it chose",
-                          std::to_string(s.lines) + " lines read", 0});
+    v.problems.push_back(
+        {"critical", "no_nccl_lines",
+         "no NCCL log lines: run with NCCL_DEBUG=INFO (and NCCL_DEBUG_SUBSYS "
+         "including INIT,NET) so that NCCL says what it chose",
+         std::to_string(s.lines) + " lines, " + std::to_string(s.bytes) + " bytes read", 0});
+    if (s.truncated) v.problems.push_back(truncatedProblem(s));
     return v;
   }
   bool single = singleNode(s);
@@ -338,10 +352,7 @@ Verdict judge(const LogSummary& s) {
                    "available here (it needs NVSwitch systems with the fabric manager, CUDA 12.1+ "
                    "and multicast support)",
                    "NCCL_ALGO=" + s.env.at("NCCL_ALGO"), s.env_lines.at("NCCL_ALGO")});
-  if (s.truncated)
-    out.push_back({"info", "truncated",
-                   "the log was longer than the parser reads; the rest was skipped",
-                   std::to_string(s.lines) + " lines read", 0});
+  if (s.truncated) out.push_back(truncatedProblem(s));
 
   // Consequences are reported as such when their cause is in the log.
   bool cause = false, peer_cause = false;

@@ -124,6 +124,21 @@ std::vector<Member> Membership::members() const {
   return out;
 }
 
+std::vector<std::string> Membership::namesAt(const std::string& ip) const {
+  std::lock_guard lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& [a, m] : members_) {
+    if (m.node.empty() || m.state == MemberState::kSelf) continue;
+    size_t colon = a.rfind(':');
+    if (colon == std::string::npos) continue;
+    std::string_view host(a.data(), colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+      host = host.substr(1, host.size() - 2);
+    if (host == ip) out.push_back(m.node);
+  }
+  return out;
+}
+
 std::vector<std::string> Membership::addresses(MemberState state) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

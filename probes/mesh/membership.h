@@ -113,6 +113,9 @@ class Membership {
   void markSelf(const std::string& address);
 
   std::vector<Member> members() const;
+  // The node names members listed at `ip` (as "IP:PORT" or "[IP]:PORT") answered with, this
+  // node itself left out (several daemons may share an address, as on loopback).
+  std::vector<std::string> namesAt(const std::string& ip) const;
   std::vector<std::string> addresses(MemberState state) const;
 
  private:

@@ -35,6 +35,8 @@ PeerProber::PeerProber(ProberOptions opts, std::unique_ptr<Membership> membershi
         return c;
       }()) {
   for (auto& k : kinds) {
+    // The membership outlives the channel that calls the kinds' handlers (declared before it).
+    k->setMemberNames([m = membership_.get()](const std::string& ip) { return m->namesAt(ip); });
     KindState st;
     st.schedule = k->schedule();
     st.schedule.every_rounds = std::max<uint64_t>(st.schedule.every_rounds, 1);

@@ -122,6 +122,12 @@ class ProbeKind {
   // Server side: the request types it answers on this node's channel, inside the frame range
   // its registration declares.
   virtual std::vector<RequestHandler> handlers() { return {}; }
+  // The node names the mesh's members at a source IP answered with (their echo replies to this
+  // node); empty when no member listed there has answered. The channel authenticates frames,
+  // not names: every member holds the secret, so a name a request claims is checked against
+  // this. Given once by the prober, before its channel starts.
+  using MemberNames = std::function<std::vector<std::string>(const std::string& ip)>;
+  virtual void setMemberNames(MemberNames) {}
   // Ends server-side work (sessions, children) at shutdown; the channel has stopped already.
   virtual void stop() {}
 

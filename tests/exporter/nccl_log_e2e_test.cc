@@ -75,5 +75,31 @@ TEST(NcclLogCliE2ETest, NoNcclLinesExitsOneAndUsageErrorsTwo) {
   EXPECT_EQ(runCommand({binaryPath(), "nccl-log", tmp.path()}).exit_code, 2) << "a directory";
 }
 
+// Issue 23, item 7: an endless input ends at the parser's bounds (1 GiB, 4 million lines),
+// reading stops there and the output says so. Before, /dev/zero (no newline, so no line ever
+// counted) was read for ever, and an endless pipe of lines was read past the line bound.
+TEST(NcclLogCliE2ETest, EndlessInputEndsAtTheBoundsAndSaysSo) {
+  auto zero = runCommand({binaryPath(), "nccl-log", "--format", "json", "/dev/zero"},
+                         std::chrono::seconds(120));
+  ASSERT_EQ(zero.exit_code, 1) << "killed at the timeout: still reading\n" << zero.err;
+  auto j = nlohmann::json::parse(zero.out);
+  EXPECT_EQ(j["input"]["truncated"], true);
+  EXPECT_EQ(j["input"]["bytes"], uint64_t{1} << 30);
+  EXPECT_EQ(j["verdict"]["status"], "unknown");
+  EXPECT_NE(zero.err.find("stopped reading after 0 lines, 1073741824 bytes"), std::string::npos)
+      << zero.err;
+
+  // A pipe that never closes, of NCCL lines: stops at the line bound, not at end of input.
+  TempDir tmp;
+  std::string script =
+      tmp.write("run.sh", "yes 'h:1:1 [0] NCCL INFO Using network IB' | exec \"$1\" nccl-log -\n");
+  auto lines = runCommand({"/bin/sh", script, binaryPath()}, std::chrono::seconds(120));
+  EXPECT_NE(lines.exit_code, -1) << "killed at the timeout: still reading";
+  EXPECT_NE(lines.out.find("NCCL log: 4000000 lines, 4000000 from NCCL (truncated"),
+            std::string::npos)
+      << lines.out;
+  EXPECT_NE(lines.err.find("stopped reading after 4000000 lines"), std::string::npos) << lines.err;
+}
+
 }  // namespace
 }  // namespace fabricwatch::testing

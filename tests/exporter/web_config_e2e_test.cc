@@ -170,6 +170,36 @@ TEST_F(WebConfigE2ETest, ChangesAreAppliedAndABadFileKeepsTheLastGoodOne) {
       std::string::npos);
 }
 
+// Issue 23, item 2, on the binary: `: > web.yml` used to turn basic auth off (an unauthenticated
+// /metrics answered 200 with fabricwatch_web_config_last_reload_successful 1). Now the emptied
+// file is refused, counted and logged, the users stay, and the key applies it when said.
+TEST_F(WebConfigE2ETest, AnEmptiedWebConfigKeepsBasicAuth) {
+  const std::string users = "basic_auth_users:\n  alice: " + kAlice + "\n";
+  std::string web = dir_.write("web.yml", users);
+  auto args = fixtureArgs();
+  args.push_back("--web.config.file=" + web);
+  auto d = startDaemon(args);
+  ASSERT_GT(d.port, 0) << d.process->stderrText();
+  std::vector<std::string> alice_plain = {"-u", "alice:alice123"};
+  auto metrics = [&] { return curl(d.port, "/metrics", alice_plain, false, false); };
+  ASSERT_TRUE(eventually([&] { return curl(d.port, "/readyz", alice_plain, false) == "200"; }));
+  dir_.write("web.yml", "");  // : > web.yml
+  ASSERT_TRUE(eventually([&] {
+    return metrics().find(
+               "fabricwatch_web_config_reloads_refused_total{reason=\"less_protection\"} 1") !=
+           std::string::npos;
+  })) << metrics();
+  EXPECT_NE(metrics().find("fabricwatch_web_config_last_reload_successful 0"), std::string::npos);
+  EXPECT_EQ(curl(d.port, "/metrics", {}, false), "401");
+  EXPECT_EQ(curl(d.port, "/api/v1/facts", {}, false), "401");
+  EXPECT_NE(d.process->stderrText().find("basic auth turned off (1 user before, none now)"),
+            std::string::npos)
+      << d.process->stderrText();
+  // Said plainly, it applies: auth is off.
+  dir_.write("web.yml", "fabricwatch_allow_less_protection: true\n");
+  EXPECT_TRUE(eventually([&] { return curl(d.port, "/metrics", {}, false) == "200"; }));
+}
+
 // The real Prometheus scrapes fabricwatch over TLS with basic auth: up == 1.
 TEST_F(WebConfigE2ETest, PrometheusScrapesOverTlsWithBasicAuth) {
   std::string web = dir_.write("web.yml", webConfig("  alice: " + kAlice + "\n"));

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -283,6 +284,46 @@ TEST(NcclLogTest, HugeInputIsBounded) {
   EXPECT_EQ(s.lines, 1000u);
   EXPECT_EQ(s.findings.size(), lim.max_findings);
   EXPECT_EQ(s.findings_dropped, 999u - lim.max_findings);
+}
+
+// Issue 23, item 7: bytes without a newline (/dev/zero) never count a line, so the line bound
+// alone never ended an endless input. The byte bound does, newline or not, and stopped() tells
+// the reader to stop reading.
+TEST(NcclLogTest, EndlessInputWithoutNewlinesStopsAtTheByteBound) {
+  LogLimits lim;
+  lim.max_bytes = 8u << 20;
+  LogParser parser(lim);
+  std::string zeros(1 << 16, '\0');
+  int chunks = 0;
+  while (!parser.stopped() && chunks < 1000) {
+    parser.feed(zeros);
+    ++chunks;
+  }
+  EXPECT_TRUE(parser.stopped());
+  EXPECT_EQ(chunks, 129) << "stops within the chunk that passes 8 MiB";
+  auto s = parser.finish();
+  EXPECT_TRUE(s.truncated);
+  EXPECT_EQ(s.bytes, lim.max_bytes);
+  EXPECT_EQ(s.lines, 0u);
+  auto v = judge(s);
+  auto it = std::find_if(v.problems.begin(), v.problems.end(),
+                         [](const Problem& p) { return p.code == "truncated"; });
+  ASSERT_NE(it, v.problems.end());
+  EXPECT_NE(it->evidence.find("8388608 bytes read"), std::string::npos) << it->evidence;
+}
+
+TEST(NcclLogTest, TheByteBoundCutsWithinAChunkAndKeepsTheLinesBeforeIt) {
+  LogLimits lim;
+  lim.max_bytes = 100;
+  LogParser parser(lim);
+  std::string line = "h:1:1 [0] NCCL INFO NET/Plugin: x\n";  // 35 bytes
+  parser.feed(line + line + line + line);                    // 140: the third is cut at 100
+  EXPECT_TRUE(parser.stopped());
+  parser.feed(line);  // ignored
+  auto s = parser.finish();
+  EXPECT_EQ(s.bytes, 100u);
+  EXPECT_EQ(s.lines, 2u);
+  EXPECT_TRUE(s.truncated);
 }
 
 TEST(NcclLogTest, IdenticalFindingsOfManyRanksAreCountedOnce) {

@@ -37,6 +37,11 @@ bandwidth_round_bytes = "64MiB"
 bandwidth_interval = "5m"
 # One peer's probe, and the peer's part of it, end within this (capped at probe.interval/2).
 timeout = "2s"
+# Sessions this node serves: the prober's first message must come within serve_setup_timeout,
+# and a member (source address) whose session was never driven is declined for serve_backoff,
+# so that no member holds the responder with sessions it never drives.
+serve_setup_timeout = "1s"
+serve_backoff = "30s"
 # Register the probe's buffers with the provider even where it does not require it (efa and
 # verbs do): exercises memory registration on tcp.
 register_buffers = false
@@ -102,6 +107,9 @@ config::TableDef fabricConfigTable() {
       .byteSize("bandwidth_round_bytes", 16, uint64_t{64} << 30, &C::bandwidth_round_bytes)
       .duration("bandwidth_interval", milliseconds(0), hours(24 * 7), &C::bandwidth_interval)
       .duration("timeout", milliseconds(10), milliseconds(60000), &C::timeout)
+      .duration("serve_setup_timeout", milliseconds(10), milliseconds(60000),
+                &C::serve_setup_timeout)
+      .duration("serve_backoff", milliseconds(0), hours(1), &C::serve_backoff)
       .boolean("register_buffers", &C::register_buffers)
       .boolean("hmem", &C::hmem)
       .string("cudart_library", &C::cudart_library)

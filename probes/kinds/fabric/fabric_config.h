@@ -30,6 +30,8 @@ struct FabricConfig {
   uint64_t bandwidth_round_bytes = uint64_t{64} << 20;  // all peers of one round together
   config::Duration bandwidth_interval{5 * 60 * 1000};   // 0: no bandwidth
   config::Duration timeout{2000};                       // per peer and session
+  config::Duration serve_setup_timeout{1000};  // a served session's first message within this
+  config::Duration serve_backoff{30000};       // a member whose session was never driven waits
   bool register_buffers = false;  // register buffers even where the provider does not ask
   bool hmem = false;              // also measure GPU memory (FI_HMEM) where CUDA has a GPU
   std::string cudart_library;     // "": libcudart.so, .so.13, .so.12, .so.11.0

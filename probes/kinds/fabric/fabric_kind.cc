@@ -37,7 +37,9 @@ class FabricKind : public ProbeKind {
     // so that both sides of every node speak the same one.
     fabric::EndpointOptions resp = opts_.endpoint;
     if (!initiator_.ensureOpen()) resp.provider = initiator_.facts().provider;
-    responder_ = std::make_unique<fabric::Responder>(resp, opts_.timeout);
+    responder_ = std::make_unique<fabric::Responder>(
+        resp, opts_.timeout,
+        fabric::ResponderLimits{opts_.serve_setup_timeout, opts_.serve_backoff});
     responder_->start();
     responder_->waitOpen(std::chrono::seconds(10));
     if (opts_.hmem) {
@@ -55,10 +57,11 @@ class FabricKind : public ProbeKind {
   }
 
   std::vector<RequestHandler> handlers() override {
-    return {{kFabricHelloRequest, kFabricHelloReply, 512,
-             [this](std::string_view payload, const Sender&) { return hello(payload); }},
-            {kFabricSessionRequest, kFabricSessionReply, 1024,
-             [this](std::string_view payload, const Sender&) { return session(payload); }}};
+    return {
+        {kFabricHelloRequest, kFabricHelloReply, 512,
+         [this](std::string_view payload, const Sender&) { return hello(payload); }},
+        {kFabricSessionRequest, kFabricSessionReply, 1024,
+         [this](std::string_view payload, const Sender& from) { return session(payload, from); }}};
   }
   void stop() override {
     if (responder_) responder_->stop();
@@ -85,13 +88,13 @@ class FabricKind : public ProbeKind {
     return Answer::reply(
         encodeFabricHelloReply({h.facts.provider, h.facts.fabric, h.epoch, h.name}));
   }
-  Answer session(std::string_view payload) {
+  Answer session(std::string_view payload, const Sender& from) {
     auto req = decodeFabricSessionRequest(payload);
     if (!req) return Answer::malformed();
     auto h = responder_->hello();
     if (!h.unavailable && req->provider != h.facts.provider)
       return Answer::decline("provider mismatch: this node uses " + h.facts.provider);
-    auto begun = responder_->begin(req->spec, req->name);
+    auto begun = responder_->begin(req->spec, req->name, from.address);
     if (auto* why = std::get_if<std::string>(&begun)) return Answer::decline(*why);
     return Answer::reply(encodeFabricSessionReply({std::get<uint64_t>(begun)}));
   }
@@ -403,6 +406,8 @@ KindRegistration fabricKindRegistration() {
     o.endpoint.max_message =
         o.bandwidth_every_rounds ? std::max(o.latency_size, o.bandwidth_size) : o.latency_size;
     o.timeout = std::min(f.timeout, std::max(s.interval / 2, config::Duration(10)));
+    o.serve_setup_timeout = f.serve_setup_timeout;
+    o.serve_backoff = f.serve_backoff;
     o.hmem = f.hmem;
     o.cudart = fabric::cudartNames(f.cudart_library);
     return makeFabricKind(std::move(o));

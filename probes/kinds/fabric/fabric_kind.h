@@ -45,6 +45,10 @@ struct FabricKindOptions {
   uint64_t bandwidth_round_bytes = uint64_t{64} << 20;
   uint64_t bandwidth_every_rounds = 30;  // 0: never
   std::chrono::milliseconds timeout{2000};
+  // The responder: a session's first message within serve_setup_timeout, and a member whose
+  // session was never driven declined for serve_backoff (fabric::ResponderLimits).
+  std::chrono::milliseconds serve_setup_timeout{1000};
+  std::chrono::milliseconds serve_backoff{30000};
   bool hmem = false;
   std::vector<std::string> cudart;  // libraries tried for the CUDA runtime
 };

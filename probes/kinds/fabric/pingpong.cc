@@ -89,6 +89,7 @@ class Waiter {
   }
 
   std::optional<FabricError>& error() { return error_; }
+  void setDeadline(Clock::time_point deadline) { deadline_ = deadline; }
 
  private:
   Endpoint& ep_;
@@ -309,10 +310,11 @@ std::optional<FabricError> ResponderSession::prepare() {
   return std::nullopt;
 }
 
-Measurement ResponderSession::respond(Clock::time_point deadline,
-                                      const std::atomic<bool>* stopping) {
+Measurement ResponderSession::respond(Clock::time_point deadline, const std::atomic<bool>* stopping,
+                                      Clock::time_point first_by) {
   Measurement m;
-  Waiter w(ep_, deadline, stopping);
+  // Until the prober's first message: the setup deadline; then the session's own.
+  Waiter w(ep_, std::min(deadline, first_by), stopping);
   const bool bw = spec_.kind == SessionKind::kBandwidth;
   const size_t reply_len = bw ? kHeaderBytes : spec_.size;
   const bool inject = ep_.canInject(reply_len);
@@ -351,6 +353,7 @@ Measurement ResponderSession::respond(Clock::time_point deadline,
     while (received.size() < per_step) {
       if (!w.poll(on) || w.error()) return fail();
     }
+    if (step == 0) w.setDeadline(deadline);  // the prober drives it
     uint64_t id = 0, seq = step;
     if (!bw) readHeader(rx_->payload(), spec_.size, &id, &seq);  // echo the ping's number
     bool ok = true;

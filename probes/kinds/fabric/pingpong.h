@@ -77,8 +77,11 @@ class ResponderSession {
   ResponderSession& operator=(const ResponderSession&) = delete;
 
   std::optional<FabricError> prepare();
-  // Serves the session until it is complete, the deadline passes or `stopping` is set.
-  Measurement respond(Clock::time_point deadline, const std::atomic<bool>* stopping = nullptr);
+  // Serves the session until it is complete, the deadline passes or `stopping` is set. The
+  // prober's first message must arrive by `first_by` (a session nobody drives ends there, with
+  // completed == 0).
+  Measurement respond(Clock::time_point deadline, const std::atomic<bool>* stopping = nullptr,
+                      Clock::time_point first_by = Clock::time_point::max());
 
  private:
   Endpoint& ep_;

@@ -10,8 +10,9 @@ constexpr auto kRetryOpen = std::chrono::seconds(30);
 
 }  // namespace
 
-Responder::Responder(EndpointOptions opts, std::chrono::milliseconds max_session)
-    : opts_(std::move(opts)), max_session_(max_session) {}
+Responder::Responder(EndpointOptions opts, std::chrono::milliseconds max_session,
+                     ResponderLimits limits)
+    : opts_(std::move(opts)), max_session_(max_session), limits_(limits) {}
 
 Responder::~Responder() { stop(); }
 
@@ -104,13 +105,17 @@ void Responder::loop() {
     // The session runs without the lock; busy_ keeps begin() away from the endpoint.
     auto session = std::move(session_);
     SessionSpec spec = spec_;
+    std::string member = member_;
     auto limit = std::min(std::chrono::milliseconds(spec.timeout_ms), max_session_);
+    auto setup = std::min(limit, limits_.setup_timeout);
     lock.unlock();
     core::log::debug("fabric", "responder session started",
                      {{"kind", sessionKindName(spec.kind)},
                       {"size", std::to_string(spec.size)},
                       {"count", std::to_string(spec.count)}});
-    Measurement m = session->respond(Clock::now() + limit, &stop_flag_);
+    auto started = Clock::now();
+    Measurement m = session->respond(started + limit, &stop_flag_, started + setup);
+    bool undriven = m.error && m.completed == 0 && !stop_flag_;
     if (m.error) ep_->closeEndpoint();  // its receives may still be posted: end them first
     session.reset();
     if (m.error && !stop_flag_) {
@@ -121,6 +126,17 @@ void Responder::loop() {
     lock.lock();
     ++stats_.sessions;
     stats_.stray += m.stray;
+    if (undriven) {
+      ++stats_.undriven;
+      if (!member.empty()) {
+        auto now = Clock::now();
+        std::erase_if(backoff_until_, [&](const auto& kv) { return kv.second <= now; });
+        backoff_until_[member] = now + limits_.backoff;
+        core::log::info(
+            "fabric", "a member's session was never driven; holding it back",
+            {{"member", member}, {"backoff_ms", std::to_string(limits_.backoff.count())}});
+      }
+    }
     if (m.error) {
       ++stats_.failed;
       ++stats_.reopened;
@@ -164,8 +180,19 @@ std::optional<fi_addr_t> Responder::addressLocked(const std::string& name,
 }
 
 std::variant<uint64_t, std::string> Responder::begin(const SessionSpec& spec,
-                                                     const std::string& client_name) {
+                                                     const std::string& client_name,
+                                                     const std::string& member) {
   std::unique_lock lock(mu_);
+  if (auto it = backoff_until_.find(member); !member.empty() && it != backoff_until_.end()) {
+    auto left = it->second - Clock::now();
+    if (left > Clock::duration::zero()) {
+      ++stats_.declined_member;
+      return "busy: this member's last session was never driven (retry in " +
+             std::to_string(std::chrono::duration_cast<std::chrono::seconds>(left).count() + 1) +
+             " s)";
+    }
+    backoff_until_.erase(it);
+  }
   if (!ep_ && !busy_)
     return std::string("endpoint unavailable: ") +
            (open_error_ ? open_error_->message() : "not open yet");
@@ -195,6 +222,7 @@ std::variant<uint64_t, std::string> Responder::begin(const SessionSpec& spec,
   }
   session_ = std::move(session);
   spec_ = spec;
+  member_ = member;
   busy_ = true;
   uint64_t epoch = epoch_;
   lock.unlock();

@@ -26,13 +26,26 @@ namespace fabricwatch::probes::fabric {
 
 struct ResponderStats {
   uint64_t sessions = 0, failed = 0, declined_busy = 0, reopened = 0, stray = 0;
+  uint64_t undriven = 0;         // sessions whose prober never sent a first message
+  uint64_t declined_member = 0;  // requests of a member held back after an undriven session
   std::optional<FabricError> last_error;
+};
+
+// What one member (a source address of the peer channel) may take of the responder, which
+// serves one session at a time: a session must see its prober's first message within
+// setup_timeout, and a member whose session was never driven is declined for backoff, so a
+// member that asks for sessions and never drives them (naming another node's endpoint) cannot
+// hold the responder from the others (issue 23, item 5).
+struct ResponderLimits {
+  std::chrono::milliseconds setup_timeout{1000};
+  std::chrono::milliseconds backoff{30000};
 };
 
 class Responder {
  public:
   // max_session: a session's limit, whatever the prober asks.
-  Responder(EndpointOptions opts, std::chrono::milliseconds max_session);
+  Responder(EndpointOptions opts, std::chrono::milliseconds max_session,
+            ResponderLimits limits = {});
   ~Responder();
   Responder(const Responder&) = delete;
   Responder& operator=(const Responder&) = delete;
@@ -52,8 +65,9 @@ class Responder {
 
   // Accepts a session from a prober whose endpoint is `client_name`: its first receives are
   // posted when this returns the epoch; otherwise the reason it was declined.
-  std::variant<uint64_t, std::string> begin(const SessionSpec& spec,
-                                            const std::string& client_name);
+  // `member`: who asks (the channel's sender address); "" is subject to no backoff.
+  std::variant<uint64_t, std::string> begin(const SessionSpec& spec, const std::string& client_name,
+                                            const std::string& member = "");
 
   ResponderStats stats() const;
 
@@ -82,6 +96,10 @@ class Responder {
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
   std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
   SessionSpec spec_;
+  std::string member_;  // who asked for session_
+  ResponderLimits limits_;
+  // Members held back after an undriven session, until when (expired entries dropped).
+  std::map<std::string, Clock::time_point> backoff_until_;
   ResponderStats stats_;
   std::thread thread_;
 };

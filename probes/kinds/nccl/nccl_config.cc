@@ -36,6 +36,9 @@ cudart_library = ""   # "": libcudart.so, .so.13, .so.12, .so.11.0
 skip_when_busy = true
 ignore_processes = ["nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "dcgmi", "nvidia-smi"]
 log_dir = ""          # "": $TMPDIR or /tmp
+# Peer runs this node serves: a member asks for at most this node's own sizes, warmup and
+# iterations (more is declined), and gets a run at most this often ("busy" otherwise).
+serve_min_interval = "1m"
 # The resource group's recommended NCCL settings for every run, e.g.
 # [probes.nccl.env]
 # NCCL_IB_HCA = "mlx5"
@@ -88,6 +91,7 @@ config::TableDef ncclConfigTable() {
                 n.sizes = std::move(sizes);
                 return std::nullopt;
               })
+      .duration("serve_min_interval", milliseconds(0), hours(24), &C::serve_min_interval)
       .integer("warmup", 0, 1000, &C::warmup)
       .integer("iterations", 1, 10000, &C::iterations)
       .string("nccl_library", &C::nccl_library)

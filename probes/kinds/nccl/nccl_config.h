@@ -32,6 +32,8 @@ struct NcclConfig {
                                                "dcgm-exporter", "dcgmi", "nvidia-smi"};
   std::map<std::string, std::string> env;  // [probes.nccl.env]: NCCL_* for the children
   std::string log_dir;                     // "" = the system temporary directory
+  // Peer runs served to one member at least this far apart (issue 23, item 6).
+  config::Duration serve_min_interval{60 * 1000};
   bool operator==(const NcclConfig&) const = default;
 };
 

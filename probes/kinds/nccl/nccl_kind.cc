@@ -107,6 +107,7 @@ class NcclKind : public ProbeKind {
           r.node_name = opts_.node_name;
           r.serve = opts_.peers;
           r.gate = opts_.gate;
+          r.serve_min_interval = opts_.serve_min_interval;
           return r;
         }()) {}
 
@@ -125,6 +126,7 @@ class NcclKind : public ProbeKind {
   }
 
   std::vector<RequestHandler> handlers() override { return responder_.handlers(); }
+  void setMemberNames(MemberNames names) override { responder_.setMemberNames(std::move(names)); }
   void stop() override { responder_.stop(); }
 
   std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) override {
@@ -404,6 +406,7 @@ KindRegistration ncclKindRegistration() {
     o.peers = n.peers;
     o.operation = n.operation;
     o.device = n.device;
+    o.serve_min_interval = n.serve_min_interval;
     auto interval = std::max<int64_t>(s.interval.count(), 1);
     o.every_rounds = std::max<uint64_t>(1, static_cast<uint64_t>(n.interval.count() / interval));
     return makeNcclKind(std::move(o));

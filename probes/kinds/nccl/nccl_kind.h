@@ -46,6 +46,7 @@ struct NcclKindOptions {
   // When one side has ended and the other has not, how long the other gets to end by itself
   // (and report its own reason) before it is cancelled.
   std::chrono::milliseconds side_grace{10000};
+  std::chrono::milliseconds serve_min_interval{60000};  // NcclResponderOptions
 };
 
 // One peer run, as this node saw it.

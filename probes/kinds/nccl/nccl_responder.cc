@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/log.h"
+#include "core/utf8.h"
 #include "nccl/log_verdict.h"
 
 namespace fabricwatch::probes::nccl {
@@ -42,6 +43,28 @@ NcclSide sideOfRun(const nccl::RunOutcome& o) {
   return s;
 }
 
+std::optional<std::string> exceedsLocalBounds(const NcclRunRequest& r, const nccl::RunSettings& s) {
+  if (r.nranks != 2 || r.rank != 1)
+    return "asks for rank " + std::to_string(r.rank) + " of " + std::to_string(r.nranks) +
+           ": peer runs are rank 1 of 2";
+  uint64_t largest = s.sizes.empty() ? 0 : *std::max_element(s.sizes.begin(), s.sizes.end());
+  if (r.sizes.size() > s.sizes.size())
+    return "asks for " + std::to_string(r.sizes.size()) + " sizes, more than this node runs (" +
+           std::to_string(s.sizes.size()) + ", probes.nccl.sizes)";
+  for (uint64_t b : r.sizes)
+    if (b > largest)
+      return "asks for " + std::to_string(b) + " bytes, more than this node's largest size (" +
+             std::to_string(largest) + ", probes.nccl.sizes)";
+  if (r.iterations > static_cast<uint32_t>(std::max(s.iterations, 0)))
+    return "asks for " + std::to_string(r.iterations) + " iterations, more than this node runs (" +
+           std::to_string(s.iterations) + ", probes.nccl.iterations)";
+  if (r.warmup > std::max(s.warmup, 0))
+    return "asks for " + std::to_string(r.warmup) +
+           " warm-up iterations, more than this node runs (" + std::to_string(s.warmup) +
+           ", probes.nccl.warmup)";
+  return std::nullopt;
+}
+
 NcclResponder::NcclResponder(NcclResponderOptions opts) : opts_(std::move(opts)) {
   if (!opts_.gate) opts_.gate = nccl::HeavyGate::process();
   std::lock_guard lock(mu_);
@@ -74,6 +97,32 @@ Answer NcclResponder::onRun(std::string_view payload, const Sender& from) {
   if (!opts_.serve)
     return declineLocked("NCCL peer runs are off on this node (probes.nccl.peers = false)");
   if (stopping_) return declineLocked("this node is stopping");
+  if (auto why = exceedsLocalBounds(*req, opts_.run)) return declineLocked(*why);
+  // Every member holds the secret, so `prober` is a claim: it must be the name the member at
+  // the sender's address answered this node's echoes with (when this node lists one there).
+  if (member_names_) {
+    auto names = member_names_(from.address);
+    if (!names.empty() && std::find(names.begin(), names.end(), req->prober) == names.end()) {
+      std::string known;
+      for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+      core::log::warn("nccl_peer", "a run request claims another member's name",
+                      {{"prober", req->prober}, {"address", from.address}, {"known", known}});
+      return declineLocked("the request names its prober \"" + core::sanitizeUtf8(req->prober, 64) +
+                           "\", but the member at " + from.address + " is " + known);
+    }
+  }
+  auto now = opts_.now();
+  if (auto it = last_accepted_.find(from.address);
+      it != last_accepted_.end() && now - it->second < opts_.serve_min_interval) {
+    auto wait = std::chrono::duration_cast<std::chrono::seconds>(opts_.serve_min_interval -
+                                                                 (now - it->second));
+    return declineLocked(
+        "busy: this member's last run started less than " +
+        std::to_string(
+            std::chrono::duration_cast<std::chrono::seconds>(opts_.serve_min_interval).count()) +
+        " s ago (probes.nccl.serve_min_interval); next in " + std::to_string(wait.count() + 1) +
+        " s");
+  }
   if (current_ && !current_->done)
     return declineLocked("busy: serving a peer run for " + current_->req.prober);
   std::string holder;
@@ -90,6 +139,9 @@ Answer NcclResponder::onRun(std::string_view payload, const Sender& from) {
   s->hold.emplace(std::move(*hold));
   s->side.state = "running";
   current_ = s;
+  std::erase_if(last_accepted_,
+                [&](const auto& kv) { return now - kv.second >= opts_.serve_min_interval; });
+  last_accepted_[from.address] = now;
   publishLocked();
   worker_ = std::thread([this, s] { serve(s); });
   core::log::info("nccl_peer", "serving an NCCL peer run",

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,7 +38,20 @@ struct NcclResponderOptions {
   bool serve = true;  // probes.nccl.peers: false declines every request, saying so
   std::shared_ptr<nccl::HeavyGate> gate = nccl::HeavyGate::process();
   size_t history = 4;  // finished sessions kept for status requests and the facts
+  // A member's runs are spaced at least this far apart (probes.nccl.serve_min_interval): a
+  // request sooner after the same address's last accepted one is declined "busy". With the
+  // bounds on what a run may ask (this node's own sizes, warmup and iterations, rank 1 of 2),
+  // no member can keep this node's GPUs busy with runs back to back (issue 23, item 6).
+  std::chrono::milliseconds serve_min_interval{60000};
+  std::function<std::chrono::steady_clock::time_point()> now = [] {
+    return std::chrono::steady_clock::now();
+  };
 };
+
+// Why a peer's run request asks for more than this node would run itself, or nullopt: a size
+// above this node's largest (probes.nccl.sizes), more sizes than it lists, more warm-up or
+// timed iterations than it runs, or anything but rank 1 of 2.
+std::optional<std::string> exceedsLocalBounds(const NcclRunRequest& r, const nccl::RunSettings& s);
 
 // One session this node served (or is serving).
 struct NcclServed {
@@ -67,6 +81,10 @@ class NcclResponder {
   NcclResponder& operator=(const NcclResponder&) = delete;
 
   std::vector<RequestHandler> handlers();
+  // Who the mesh knows at a source IP (ProbeKind::setMemberNames): a run request whose
+  // `prober` is not among the names answered at its sender's address is declined. Set before
+  // the channel starts.
+  void setMemberNames(ProbeKind::MemberNames names) { member_names_ = std::move(names); }
   // Cancels a running session and waits for its child to be reaped.
   void stop();
   std::shared_ptr<const NcclServedState> state() const;
@@ -87,8 +105,12 @@ class NcclResponder {
   std::shared_ptr<Session> current_;           // running or last started
   std::deque<std::shared_ptr<Session>> done_;  // finished, newest first
   std::map<std::string, uint64_t> results_;
+  // When each member (source address) last had a run accepted; entries older than
+  // serve_min_interval are dropped as new ones come.
+  std::map<std::string, std::chrono::steady_clock::time_point> last_accepted_;
   std::thread worker_;
   std::shared_ptr<const NcclServedState> published_;
+  ProbeKind::MemberNames member_names_;
 };
 
 }  // namespace fabricwatch::probes::nccl

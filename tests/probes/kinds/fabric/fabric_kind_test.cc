@@ -4,15 +4,24 @@
 // mid-probe, are in fabric_mesh_test.cc.
 #include "probes/kinds/fabric/fabric_kind.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <set>
+#include <thread>
 
 #include "config/loader.h"
 #include "core/value_format.h"
 #include "probes/kinds/fabric/fabric_wire.h"
+#include "probes/mesh/channel_client.h"
 #include "probes/mesh/channel_server.h"
+#include "probes/mesh/frame.h"
 #include "probes/peer_setup.h"
 #include "probes/registry.h"
 #include "tests/support/registry.h"
@@ -22,6 +31,8 @@
 
 namespace fabricwatch::probes::fabric {
 namespace {
+
+using namespace std::chrono_literals;
 
 class FabricKindTest : public testing::WithOpenSsl {
  protected:
@@ -82,7 +93,8 @@ class FabricKindTest : public testing::WithOpenSsl {
   }
 
   testing::TempDir dir_;
-  std::string secret_ = dir_.write("secret", "fabric-kind-test-secret-0123456789\n");
+  std::string secret_text_ = "fabric-kind-test-secret-0123456789";
+  std::string secret_ = dir_.write("secret", secret_text_ + "\n");
   // Every round measures bandwidth too (bandwidth_interval equals the round interval).
   std::string tcp_ =
       "enabled = true\nprovider = \"tcp\"\niterations = 50\nbandwidth_interval = "
@@ -296,6 +308,98 @@ TEST_F(FabricKindTest, AResponderBusyAtFirstIsGivenTheTimeLeftWhenItAccepts) {
   ASSERT_EQ(fr.error, "recorded") << fr.failure << " " << fr.phase;
   // 500 ms of the 3 s had gone when it accepted, however slow the machine.
   EXPECT_LE(asked_ms.load(), 2500u);
+}
+
+// One authenticated session request from `source` (another loopback address than the real
+// prober's): the reply's frame type, or 0 when none came.
+int askForSessionFrom(const std::string& source, int port, const std::string& secret,
+                      const FabricSessionRequest& req) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in src{}, dst{};
+  src.sin_family = dst.sin_family = AF_INET;
+  ::inet_pton(AF_INET, source.c_str(), &src.sin_addr);
+  ::inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr);
+  dst.sin_port = htons(static_cast<uint16_t>(port));
+  int type = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&src), sizeof src) == 0 &&
+      ::connect(fd, reinterpret_cast<sockaddr*>(&dst), sizeof dst) == 0) {
+    Frame f;
+    f.type = kFabricSessionRequest;
+    f.timestamp_ms = nowUnixMs();
+    f.nonce = randomNonce();
+    f.payload = encodeFabricSessionRequest(req);
+    std::string wire = encodeFrame(f, secret);
+    if (::send(fd, wire.data(), wire.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(wire.size())) {
+      std::string in;
+      char buf[4096];
+      pollfd pfd{fd, POLLIN, 0};
+      while (::poll(&pfd, 1, 2000) == 1) {
+        ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        in.append(buf, static_cast<size_t>(n));
+        auto d = decodeFrame(in, secret);
+        if (d.status == DecodeStatus::kNeedMore) continue;
+        if (d.status == DecodeStatus::kOk) type = static_cast<int>(d.frame.type);
+        break;
+      }
+    }
+  }
+  ::close(fd);
+  return type;
+}
+
+// Issue 23, item 5: a member asked b's responder for sessions naming another node's endpoint,
+// never drove them and retried "busy" every 10 ms: 27 sessions in 30 s accepted and failed, the
+// endpoint reopened 17 times, and the real prober's probes of b failed half the time. Now a
+// session nobody drives ends at serve_setup_timeout and its member is declined for
+// serve_backoff: the real prober (127.0.0.1) measures b in every round while the member
+// (127.0.0.2) floods, over real sockets and the real tcp provider.
+TEST_F(FabricKindTest, AMemberThatNeverDrivesItsSessionsCannotHoldTheResponder) {
+  auto b = node("b", "127.0.0.1:0", "127.0.0.1:1",
+                tcp_ + "serve_setup_timeout = \"200ms\"\nserve_backoff = \"30s\"\n");
+  auto a = node("a", "127.0.0.1:0", addr(*b), tcp_);
+  // The attack names a's responder endpoint: a real name, in nobody's session.
+  ChannelClient hello(secret_text_);
+  ASSERT_TRUE(hello.connect(addr(*a), 2s).ok());
+  CallResult h = hello.call(kFabricHelloRequest, encodeFabricHello({}), kFabricHelloReply, 2s);
+  ASSERT_TRUE(h.ok()) << h.error;
+  auto a_endpoint = decodeFabricHelloReply(h.payload);
+  ASSERT_TRUE(a_endpoint);
+  std::atomic<bool> done{false};
+  std::atomic<int> accepted{0}, declined{0};
+  std::thread attacker([&] {
+    while (!done) {
+      FabricSessionRequest req{{randomSessionId(), SessionKind::kLatency, 64, 200, 1, 60000},
+                               a_endpoint->provider,
+                               a_endpoint->name};
+      int t = askForSessionFrom("127.0.0.2", b->port(), secret_text_, req);
+      if (t == static_cast<int>(kFabricSessionReply)) ++accepted;
+      if (t != 0 && t != static_cast<int>(kFabricSessionReply)) ++declined;
+      std::this_thread::sleep_for(10ms);
+    }
+  });
+  int ok = 0;
+  constexpr int kRounds = 10;
+  for (int round = 1; round <= kRounds; ++round) {
+    a->runRound(static_cast<uint64_t>(round));
+    core::Value p = onlyPeer(*a);
+    if (flag(p, "ok"))
+      ++ok;
+    else
+      ADD_FAILURE() << "round " << round << ": " << core::toJson(p);
+  }
+  done = true;
+  attacker.join();
+  b->runRound(1);  // publishes b's responder counts
+  core::Value served = fabric(*b);
+  std::printf(
+      "%d of %d rounds measured b while a member flooded it: %d of its session requests "
+      "accepted, %d declined; b reopened its endpoint %g times\n",
+      ok, kRounds, accepted.load(), declined.load(), num(served, "responder.reopened"));
+  EXPECT_EQ(ok, kRounds);
+  EXPECT_LE(accepted.load(), 1) << "after its undriven session the member waits serve_backoff";
+  EXPECT_GT(declined.load(), 10);
+  EXPECT_LE(num(served, "responder.reopened"), 1);
 }
 
 }  // namespace

@@ -10,12 +10,17 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 
 #include "core/value_format.h"
+#include "probes/kinds/nccl/nccl_messages.h"
+#include "probes/mesh/channel_client.h"
 #include "probes/mesh/peer_prober.h"
 #include "tests/support/libraries.h"
 #include "tests/support/paths.h"
@@ -41,6 +46,8 @@ struct NodeSpec {
   std::string test_mode;
   std::chrono::milliseconds timeout = 30s;
   std::string rootfs;  // host root for the GPU-holder check ("" = an empty directory)
+  // probes.nccl.serve_min_interval; 0 here: the tests below run a node's peer runs back to back.
+  std::chrono::milliseconds serve_min_interval = 0ms;
 };
 
 class NcclKindTest : public testing::WithOpenSsl {
@@ -69,6 +76,7 @@ class NcclKindTest : public testing::WithOpenSsl {
     o.gate = n.gate;
     o.poll_interval = 50ms;
     o.side_grace = 3s;
+    o.serve_min_interval = spec.serve_min_interval;
     std::vector<std::shared_ptr<ProbeKind>> kinds;
     if (spec.kind) kinds.push_back(makeNcclKind(o));
     std::vector<std::unique_ptr<MembershipSource>> sources;
@@ -280,6 +288,129 @@ TEST_F(NcclKindTest, DeclinesSayWhy) {
     EXPECT_EQ(str(run(a), "state"), "skipped");
     EXPECT_NE(str(run(a), "reason").find("the local NCCL probe"), std::string::npos);
   }
+  EXPECT_EQ(zombieChildren(), 0);
+}
+
+// Issue 23, item 6: a member (it holds the secret) asked for runs back to back (1,862 accepted
+// in 20 s, 93 spawns/s) and for sizes, iterations and ranks far beyond this node's own. Now a
+// member gets one run per probes.nccl.serve_min_interval, and a request beyond this node's
+// sizes, warmup, iterations or rank 1 of 2 is declined with its reason. Over the real channel.
+TEST_F(NcclKindTest, AMemberCannotMakeThisNodeRunNcclBackToBackOrBeyondItsBounds) {
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
+  NodeSpec spec("node-b");
+  spec.serve_min_interval = 60s;
+  spec.timeout = 5s;
+  Node b = node(spec, "127.0.0.1:1");
+  auto request = [](uint64_t session) {
+    NcclRunRequest r;
+    r.session = session;
+    r.prober = "node-a";
+    r.unique_id = std::string(256, 'a');
+    r.operation = "all_reduce";
+    r.timeout_ms = 5000;
+    r.warmup = 1;
+    r.iterations = 2;
+    r.sizes = {1 << 20};
+    return r;
+  };
+  auto ask = [&](const NcclRunRequest& r) {
+    ChannelClient c(kSecret);
+    CallResult res = c.connect(b.address, 2s);
+    if (res.failure == ChannelFailure::kNone)
+      res = c.call(kNcclRunRequest, encodeNcclRunRequest(r), kNcclRunReply, 2s);
+    return res;
+  };
+  // Beyond this node's bounds: declined whatever the spacing, nothing spawned.
+  struct Beyond {
+    const char* what;
+    std::function<void(NcclRunRequest&)> change;
+    const char* reason;
+  };
+  std::vector<Beyond> beyond = {
+      {"16 x 16 GiB", [](NcclRunRequest& r) { r.sizes.assign(16, uint64_t{16} << 30); },
+       "more than this node runs (1, probes.nccl.sizes)"},
+      {"a size of 16 GiB", [](NcclRunRequest& r) { r.sizes = {uint64_t{16} << 30}; },
+       "17179869184 bytes, more than this node's largest size (1048576"},
+      {"10,000 iterations", [](NcclRunRequest& r) { r.iterations = 10000; },
+       "10000 iterations, more than this node runs (2"},
+      {"1,000 warm-up iterations", [](NcclRunRequest& r) { r.warmup = 1000; },
+       "warm-up iterations, more than this node runs (1"},
+      {"65,535 ranks", [](NcclRunRequest& r) { r.nranks = 65535; }, "rank 1 of 65535"},
+  };
+  uint64_t session = 1;
+  for (const auto& x : beyond) {
+    NcclRunRequest r = request(session++);
+    x.change(r);
+    CallResult res = ask(r);
+    ASSERT_TRUE(res.declined) << x.what << " was accepted";
+    EXPECT_NE(res.declined->find(x.reason), std::string::npos) << x.what << ": " << *res.declined;
+  }
+  // Back to back for 2 s (at most 3,000: past 4,096 frames in the timestamp window the channel's
+  // replay guard refuses this address's frames anyway, its own share): one run accepted, every
+  // other request declined "busy" at once.
+  int accepted = 0, spaced = 0, asked = 0;
+  std::map<std::string, int> other;
+  auto end = Clock::now() + 2s;
+  while (Clock::now() < end && asked < 3000) {
+    CallResult res = ask(request(session++));
+    ++asked;
+    if (res.ok())
+      ++accepted;
+    else if (res.declined && res.declined->find("serve_min_interval") != std::string::npos)
+      ++spaced;
+    else
+      ++other[res.declined ? *res.declined : res.error];
+  }
+  for (const auto& [why, n] : other) std::printf("  %d: %s\n", n, why.c_str());
+  std::printf("back to back: %d run requests, %d accepted, %d declined by the interval\n", asked,
+              accepted, spaced);
+  EXPECT_EQ(accepted, 1);
+  EXPECT_EQ(spaced, asked - 1);
+  EXPECT_TRUE(other.empty());
+  EXPECT_GT(asked, 10);
+  EXPECT_EQ(metric(b, "fabricwatch_probe_nccl_served_total", {{"result", "declined"}}),
+            static_cast<double>(asked - 1 + beyond.size()));
+  b.prober->stop();
+  EXPECT_EQ(zombieChildren(), 0);
+}
+
+// Issue 23, item 6: probes.nccl.served[].prober recorded whatever name the sender claimed. The
+// channel authenticates members, not names; a request's prober must be the name the member at
+// the sender's address answered this node's echoes with.
+TEST_F(NcclKindTest, ARunRequestMustNameTheMemberThatSendsIt) {
+  if (!testing::haveNccl())
+    FW_UNAVAILABLE("nccl") << "libnccl.so.2 or libcudart.so is not installed here";
+  NodeSpec without("node-a");
+  without.kind = false;  // so that b's own round with a declines at once, freeing b's gate
+  Node a = node(without, "127.0.0.1:1");
+  Node b = node({"node-b"}, a.address);  // b lists a, at 127.0.0.1
+  b.prober->runRound(1);                 // b's knock: a answers as node-a
+  auto ask = [&](const std::string& prober, uint64_t session) {
+    NcclRunRequest r;
+    r.session = session;
+    r.prober = prober;
+    r.unique_id = std::string(256, 'a');
+    r.operation = "all_reduce";
+    r.timeout_ms = 5000;
+    r.warmup = 1;
+    r.iterations = 2;
+    r.sizes = {1 << 20};
+    ChannelClient c(kSecret);
+    CallResult res = c.connect(b.address, 2s);
+    if (res.failure == ChannelFailure::kNone)
+      res = c.call(kNcclRunRequest, encodeNcclRunRequest(r), kNcclRunReply, 2s);
+    return res;
+  };
+  CallResult forged = ask("node-z", 1);
+  ASSERT_TRUE(forged.declined) << "a forged prober name was accepted";
+  EXPECT_NE(forged.declined->find("names its prober \"node-z\", but the member at 127.0.0.1 is "
+                                  "node-a"),
+            std::string::npos)
+      << *forged.declined;
+  CallResult real = ask("node-a", 2);
+  EXPECT_TRUE(real.ok()) << (real.declined ? *real.declined : real.error);
+  b.prober->stop();
   EXPECT_EQ(zombieChildren(), 0);
 }
 

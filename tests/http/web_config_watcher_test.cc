@@ -183,8 +183,11 @@ TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   std::ofstream(dir.path() + "/server.crt", std::ios::app) << "\n";
   EXPECT_TRUE(w.reloadIfChanged());
   EXPECT_NE(w.current(), renewed);
+  // current() takes the watcher's lock, under which the callbacks take mu: take it before mu,
+  // never inside it, or the test inverts the order the watcher uses (TSan reports it).
+  auto now = w.current();
   std::lock_guard lock(mu);
-  EXPECT_EQ(applied, w.current());
+  EXPECT_EQ(applied, now);
   EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, true, true}));
 }
 

@@ -97,8 +97,8 @@ bool NetnsLab::addRail(int rail, const std::string& subnet, const std::vector<in
     ok = ok && !ns.empty() &&
          ip({"-n", hub_, "link", "add", hub_end, "type", "veth", "peer", "name", dev, "netns", ns});
     ok = ok && ip({"-n", hub_, "link", "set", hub_end, "master", br, "up"});
-    ok = ok && ip({"-n", ns, "addr", "add", subnet + "." + std::to_string(host) + "/24", "dev",
-                   dev});
+    ok = ok &&
+         ip({"-n", ns, "addr", "add", subnet + "." + std::to_string(host) + "/24", "dev", dev});
     ok = ok && ip({"-n", ns, "link", "set", dev, "up"});
   }
   return ok;

@@ -125,9 +125,8 @@ std::optional<DomainList> listDomains(const EndpointOptions& opts,
     names.push_back(n);
     entries.push_back(i);
   }
-  std::optional<size_t> pick = prov.empty() ? pickAuto(names)
-                                            : (entries.empty() ? std::nullopt
-                                                               : std::optional<size_t>(0));
+  std::optional<size_t> pick =
+      prov.empty() ? pickAuto(names) : (entries.empty() ? std::nullopt : std::optional<size_t>(0));
   if (!pick) {
     error = FabricError{"fi_getinfo", FI_ENODATA, fabricStrerror(FI_ENODATA), "no provider"};
     return std::nullopt;

@@ -80,8 +80,7 @@ void validate(const FabricConfig& f, const config::Config&, const config::Report
   for (const auto& entry : f.rails)
     for (const auto& n : railNames(entry))
       if (!seen.insert(n).second)
-        report({"probes.fabric.rails"},
-               "probes.fabric.rails names \"" + n + "\" on two rails");
+        report({"probes.fabric.rails"}, "probes.fabric.rails names \"" + n + "\" on two rails");
 }
 
 }  // namespace
@@ -117,10 +116,9 @@ config::TableDef fabricConfigTable() {
                     return std::nullopt;
                   })
       .string("domain", &C::domain)
-      .stringList("rails", &C::rails,
-                  [](const std::string& v) -> std::optional<std::string> {
-                    return checkRailEntry(v);
-                  })
+      .stringList(
+          "rails", &C::rails,
+          [](const std::string& v) -> std::optional<std::string> { return checkRailEntry(v); })
       .integer("rails_per_round", 1, static_cast<int>(kMaxRails), &C::rails_per_round)
       .byteSize("latency_size", 16, uint64_t{64} << 20, &C::latency_size)
       .integer("warmup", 0, 10000, &C::warmup)

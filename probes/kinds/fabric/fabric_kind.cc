@@ -125,8 +125,8 @@ class FabricKind : public ProbeKind {
                     FabricResult& whole, fabric::SessionSpec& spec, const PeerEndpoint*& peer);
   void measureLatency(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
                       FabricResult& whole, const PeerEndpoint*& peer);
-  void measureBandwidth(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
-                        RailResult& r, FabricResult& whole, const PeerEndpoint*& peer);
+  void measureBandwidth(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                        FabricResult& whole, const PeerEndpoint*& peer);
   void probeRail(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
                  FabricResult& whole, bool latency, bool bandwidth);
   milliseconds left(const PeerContext& ctx) const {
@@ -152,7 +152,7 @@ class FabricKind : public ProbeKind {
   FabricState stateLocked() const;
 
   FabricKindOptions opts_;
-  mutable std::mutex mu_;  // the prober's endpoints and the cache
+  mutable std::mutex mu_;                           // the prober's endpoints and the cache
   std::vector<std::unique_ptr<RailEngine>> rails_;  // by rail index; fixed once constructed
   uint64_t rails_mask_ = 0;
   fabric::HmemStatus hmem_;
@@ -160,7 +160,7 @@ class FabricKind : public ProbeKind {
   uint64_t bw_phase_ = 0;
   uint64_t budget_round_ = 0;
   std::map<uint32_t, uint64_t> budget_used_;  // per rail, in budget_round_
-  FabricTotals totals_;  // the round's thread only
+  FabricTotals totals_;                       // the round's thread only
 };
 
 void FabricKind::openRails() {
@@ -336,8 +336,7 @@ void FabricKind::measureLatency(const PeerContext& ctx, ChannelClient& ch, RailE
 }
 
 void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
-                                  RailResult& r, FabricResult& whole,
-                                  const PeerEndpoint*& peer) {
+                                  RailResult& r, FabricResult& whole, const PeerEndpoint*& peer) {
   // The byte budget is per rail: each rail is a link of its own.
   if (budget_round_ != ctx.peer.round) {
     budget_round_ = ctx.peer.round;
@@ -346,7 +345,6 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Rai
   uint64_t& used = budget_used_[e.rail.index];
   if (used + opts_.bandwidth_bytes > opts_.bandwidth_round_bytes) return;
   used += opts_.bandwidth_bytes;
-  r.bandwidth_due = true;
   uint64_t window_bytes = uint64_t{opts_.bandwidth_size} * opts_.bandwidth_window;
   fabric::SessionSpec spec{
       fabric::randomSessionId(), fabric::SessionKind::kBandwidth,
@@ -364,8 +362,8 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Rai
     r.bandwidth_bytes_per_second = static_cast<double>(m.bytes) / m.elapsed_seconds;
 }
 
-void FabricKind::probeRail(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
-                           RailResult& r, FabricResult& whole, bool latency, bool bandwidth) {
+void FabricKind::probeRail(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                           FabricResult& whole, bool latency, bool bandwidth) {
   r.rail = e.rail.index;
   r.domain = e.rail.domain.empty() ? e.initiator->facts().domain : e.rail.domain;
   if (auto err = e.initiator->ensureOpen()) return failFabric(r, "hello", *err);
@@ -401,8 +399,9 @@ std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
   std::vector<bool> lat(n, false), bw(n, false);
   for (size_t i : railsForRun(n, opts_.rails_per_round, ctx.peer.round)) lat[i] = true;
   if (bandwidthRound(ctx.peer.round))
-    for (size_t i : railsForRun(n, opts_.rails_per_round,
-                                ctx.peer.round / std::max<uint64_t>(opts_.bandwidth_every_rounds, 1)))
+    for (size_t i :
+         railsForRun(n, opts_.rails_per_round,
+                     ctx.peer.round / std::max<uint64_t>(opts_.bandwidth_every_rounds, 1)))
       bw[i] = true;
   size_t todo = 0;
   for (size_t i = 0; i < n; ++i) todo += (lat[i] || bw[i]) ? 1 : 0;

@@ -7,12 +7,13 @@
 // (probes/kinds/fabric/responder.h) that serves one session at a time for the peers probing it,
 // and a prober (initiator.h) for its own probes. NIC i is probed against rail i's NIC on each
 // peer, rails_per_round rails of a peer per round (rotating), one after the other within the
-// peer's timeout; a peer without the rail says so (rail_missing: not a failure). A prober learns a peer's endpoint name over the authenticated peer channel (hello,
-// kFabricHello*) and caches it while the peer's instance and endpoint epoch stay the
-// same; each measurement is a session the peer accepts over the channel first (or declines,
-// busy with another) and that both sides end by their deadlines. The kind runs exclusively
-// (alone, one peer at a time) every round for latency; bandwidth runs every
-// bandwidth_interval, at a phase drawn per node, within a byte budget per round.
+// peer's timeout; a peer without the rail says so (rail_missing: not a failure). A prober learns a
+// peer's endpoint name over the authenticated peer channel (hello, kFabricHello*) and caches it
+// while the peer's instance and endpoint epoch stay the same; each measurement is a session the
+// peer accepts over the channel first (or declines, busy with another) and that both sides end by
+// their deadlines. The kind runs exclusively (alone, one peer at a time) every round for latency;
+// bandwidth runs every bandwidth_interval, at a phase drawn per node, within a byte budget per
+// round.
 //
 // Facts probes.fabric, metrics fabricwatch_probe_fabric_*, `fabric` in /api/v1/peers results.
 
@@ -36,11 +37,11 @@ namespace fabricwatch::probes::fabric {
 struct FabricKindOptions {
   std::string secret;
   std::string node_name;
-  fabric::EndpointOptions endpoint;      // provider ("auto" or a name), domain, source address
-  std::vector<std::string> rails;        // probes.fabric.rails (empty: the default, rails.h)
+  fabric::EndpointOptions endpoint;  // provider ("auto" or a name), domain, source address
+  std::vector<std::string> rails;    // probes.fabric.rails (empty: the default, rails.h)
   uint32_t rails_per_round = 8;
-  uint32_t rail_peers = 8;  // peers with per-(peer, rail) series: probe.peers_per_round
-  std::string sysfs_root = "/";          // where PCI addresses of domains are looked up
+  uint32_t rail_peers = 8;       // peers with per-(peer, rail) series: probe.peers_per_round
+  std::string sysfs_root = "/";  // where PCI addresses of domains are looked up
   std::string provider_origin = "auto";  // flag | config | group | auto
   std::string resource_group;            // the group that chose it (origin group)
   uint32_t latency_size = 64;
@@ -85,7 +86,6 @@ struct RailResult : FabricMeasurement {
   std::string domain;       // this node's
   std::string peer_domain;  // the peer's, from its hello
   bool missing = false;     // the peer has no such rail (not a failure)
-  bool bandwidth_due = false;
 };
 
 // A peer's result: its rails one by one, and over them (latency: the worst rail's by median;

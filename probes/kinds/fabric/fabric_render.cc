@@ -110,8 +110,9 @@ core::Value fabricPeerValue(const PeerProbe& p) {
   if (r.busy_retries) v["busy_retries"] = static_cast<int64_t>(r.busy_retries);
   core::Value rails = core::Value::list();
   for (const auto& rr : r.rails) {
-    core::Value e = core::Value::map(
-        {{"rail", static_cast<int64_t>(rr.rail)}, {"domain", rr.domain}, {"status", railStatus(rr)}});
+    core::Value e = core::Value::map({{"rail", static_cast<int64_t>(rr.rail)},
+                                      {"domain", rr.domain},
+                                      {"status", railStatus(rr)}});
     if (!rr.peer_domain.empty()) e["peer_domain"] = rr.peer_domain;
     if (rr.latency) e["latency_seconds"] = latencyValue(*rr.latency);
     if (rr.bandwidth_bytes_per_second) {

@@ -37,7 +37,8 @@ std::vector<std::string> railNames(std::string_view entry) {
   size_t start = 0;
   while (start <= entry.size()) {
     size_t bar = entry.find('|', start);
-    std::string_view n = entry.substr(start, bar == std::string_view::npos ? entry.npos : bar - start);
+    std::string_view n =
+        entry.substr(start, bar == std::string_view::npos ? entry.npos : bar - start);
     out.emplace_back(n);
     if (bar == std::string_view::npos) break;
     start = bar + 1;

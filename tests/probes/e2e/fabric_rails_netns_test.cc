@@ -42,16 +42,18 @@ class RailFleet {
     lab_ = std::make_unique<NetnsLab>(b + std::to_string(third));
     for (int h = 1; h <= kRailNodes; ++h) ok_ = ok_ && lab_->addNode(h) != "";
     for (int r = 1; r <= kRails; ++r)
-      ok_ = ok_ && lab_->addRail(r, "10." + std::to_string(subnet + r) + "." + std::to_string(third),
-                                 r == kRails ? std::vector<int>{1, 2} : std::vector<int>{1, 2, 3});
+      ok_ =
+          ok_ && lab_->addRail(r, "10." + std::to_string(subnet + r) + "." + std::to_string(third),
+                               r == kRails ? std::vector<int>{1, 2} : std::vector<int>{1, 2, 3});
     secret_ = dir_.write("secret", "a-shared-secret-for-the-rails-test\n");
-    config_ = dir_.write("fabricwatch.toml",
-                         "[probes.dns]\nenabled = false\n[collect.sources.kernel]\nenabled = false\n"
-                         "[probes.fabric]\nenabled = true\nprovider = \"tcp\"\n"
-                         "rails = [\"eth1\", \"eth2\", \"eth3\"]\niterations = 50\nwarmup = 5\n"
-                         "bandwidth_size = \"256KiB\"\n"
-                         "bandwidth_window = 4\nbandwidth_bytes = \"2MiB\"\n" +
-                             fabric);
+    config_ =
+        dir_.write("fabricwatch.toml",
+                   "[probes.dns]\nenabled = false\n[collect.sources.kernel]\nenabled = false\n"
+                   "[probes.fabric]\nenabled = true\nprovider = \"tcp\"\n"
+                   "rails = [\"eth1\", \"eth2\", \"eth3\"]\niterations = 50\nwarmup = 5\n"
+                   "bandwidth_size = \"256KiB\"\n"
+                   "bandwidth_window = 4\nbandwidth_bytes = \"2MiB\"\n" +
+                       fabric);
     for (int h = 1; h <= kRailNodes; ++h) members_ += (h > 1 ? "," : "") + peerAddr(h);
   }
   const std::string& unavailable() const { return unavailable_; }
@@ -112,7 +114,7 @@ double railBandwidth(const json& f, int rail) {
 double railP50(const json& f, int rail) {
   json r = railOf(f, rail);
   return r.is_object() && r.contains("latency_seconds") ? r["latency_seconds"].value("p50", 0.0)
-                                                         : 0.0;
+                                                        : 0.0;
 }
 std::string railDomain(const json& f, int rail, const char* key) {
   json r = railOf(f, rail);
@@ -253,8 +255,8 @@ TEST(FabricRailsNetnsTest, RotatedRailsAreAllMeasuredAndADownRailFailsOnItsNodeO
       [&] {
         look();
         return had(failed, 1, 2, 0) && had(failed, 3, 2, 0) && had(failed, 2, 1, 0) &&
-               had(failed, 2, 3, 0) && had(ok, 1, 2, 1) && had(ok, 1, 2, 2) &&
-               had(ok, 2, 1, 1) && had(ok, 1, 3, 0) && had(ok, 3, 1, 0);
+               had(failed, 2, 3, 0) && had(ok, 1, 2, 1) && had(ok, 1, 2, 2) && had(ok, 2, 1, 1) &&
+               had(ok, 1, 3, 0) && had(ok, 3, 1, 0);
       },
       30s, 100ms))
       << fleet.fabric(1, 2).dump(2) << fleet.fabric(2, 1).dump(2) << fleet.fabric(1, 3).dump(2);

@@ -21,8 +21,8 @@ KindView railView(int peers, uint32_t rails, uint32_t rail_peers) {
   for (uint64_t round : {41u, 42u})
     for (int p = 0; p < peers; ++p) {
       auto res = std::make_shared<FabricResult>();
-      PeerInfo peer{"10.0.0." + std::to_string(p) + ":19737", "node-" + std::to_string(p), "",
-                    1, round, {}};
+      PeerInfo peer{
+          "10.0.0." + std::to_string(p) + ":19737", "node-" + std::to_string(p), "", 1, round, {}};
       for (uint32_t r = 0; r < rails; ++r) {
         RailResult rr;
         rr.rail = r;

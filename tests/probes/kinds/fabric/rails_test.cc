@@ -22,9 +22,8 @@ TEST(RailsTest, ConfiguredRailsTakeTheFirstNameTheNodeHas) {
 }
 
 TEST(RailsTest, ByDefaultEveryDomainInPciOrderThenNaturalNameOrder) {
-  std::map<std::string, std::string> pci = {{"mlx5_1", "0000:1a:00.0"},
-                                            {"mlx5_0", "0000:9c:00.0"},
-                                            {"mlx5_10", "0000:0c:00.0"}};
+  std::map<std::string, std::string> pci = {
+      {"mlx5_1", "0000:1a:00.0"}, {"mlx5_0", "0000:9c:00.0"}, {"mlx5_10", "0000:0c:00.0"}};
   auto of = [&](const std::string& d) { return pci.count(d) ? pci[d] : ""; };
   auto rails = assignRails({}, {"mlx5_0", "mlx5_1", "mlx5_10", "mlx5_3", "mlx5_2", "mlx5_0"}, of);
   std::vector<std::string> order;

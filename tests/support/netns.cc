@@ -78,8 +78,36 @@ const std::string& NetnsLab::nsOf(int host) const {
   return kNone;
 }
 
-bool NetnsLab::setLink(int host, bool up) {
-  return ip({"-n", nsOf(host), "link", "set", "eth0", up ? "up" : "down"});
+bool NetnsLab::setLink(int host, bool up, const std::string& dev) {
+  return ip({"-n", nsOf(host), "link", "set", dev, up ? "up" : "down"});
+}
+
+std::string NetnsLab::hubLink(int host, int rail) {
+  return "vh" + std::to_string(host) + "r" + std::to_string(rail);
+}
+
+bool NetnsLab::addRail(int rail, const std::string& subnet, const std::vector<int>& hosts) {
+  std::string br = "br" + std::to_string(rail);
+  std::string dev = "eth" + std::to_string(rail);
+  bool ok = ip({"-n", hub_, "link", "add", br, "type", "bridge"}) &&
+            ip({"-n", hub_, "link", "set", br, "up"});
+  for (int host : hosts) {
+    std::string ns = nsOf(host);
+    std::string hub_end = hubLink(host, rail);
+    ok = ok && !ns.empty() &&
+         ip({"-n", hub_, "link", "add", hub_end, "type", "veth", "peer", "name", dev, "netns", ns});
+    ok = ok && ip({"-n", hub_, "link", "set", hub_end, "master", br, "up"});
+    ok = ok &&
+         ip({"-n", ns, "addr", "add", subnet + "." + std::to_string(host) + "/24", "dev", dev});
+    ok = ok && ip({"-n", ns, "link", "set", dev, "up"});
+  }
+  return ok;
+}
+
+RunResult NetnsLab::inHub(const std::vector<std::string>& argv) const {
+  std::vector<std::string> full = {kIp, "netns", "exec", hub_};
+  full.insert(full.end(), argv.begin(), argv.end());
+  return runCommand(full, std::chrono::seconds(10));
 }
 
 std::vector<std::string> NetnsLab::execArgv(int host, const std::vector<std::string>& argv) const {

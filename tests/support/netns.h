@@ -32,8 +32,17 @@ class NetnsLab {
   std::string address(int host) const { return subnet_ + "." + std::to_string(host); }
   const std::string& nsOf(int host) const;
 
-  // Takes the node's link (its end of the veth pair) down or up.
-  bool setLink(int host, bool up);
+  // Takes the node's link (its end of the veth pair: eth0, or a rail's ethN) down or up.
+  bool setLink(int host, bool up, const std::string& dev = "eth0");
+
+  // A second network beside eth0, as a rail of a rail-optimised cluster: a bridge of its own in
+  // the hub (brN) and, for each of `hosts` (added already), a veth pair whose node end is ethN
+  // with address subnet.host/24. rail: 1..9.
+  bool addRail(int rail, const std::string& subnet, const std::vector<int>& hosts);
+  // The hub's end of a host's rail (what traffic towards the host leaves by): vhHOSTrRAIL.
+  static std::string hubLink(int host, int rail);
+  // Runs argv inside the hub's namespace (tc on a hub link slows what a host receives there).
+  RunResult inHub(const std::vector<std::string>& argv) const;
 
   // Runs argv inside the node's namespace: `ip netns exec NS argv...`.
   std::vector<std::string> execArgv(int host, const std::vector<std::string>& argv) const;

@@ -102,6 +102,48 @@ std::string libfabricVersion() {
   return f ? versionString(f->version()) : "";
 }
 
+std::optional<DomainList> listDomains(const EndpointOptions& opts,
+                                      std::optional<FabricError>& error) {
+  std::string why;
+  if (!libfabric(&why)) {
+    error = FabricError{"dlopen", 0, "cannot load libfabric.so.1", why};
+    return std::nullopt;
+  }
+  std::string prov = opts.provider == kAuto ? "" : opts.provider;
+  EndpointOptions any = opts;
+  any.domain.clear();
+  InfoPtr list;
+  if (int ret = getinfo(any, prov, nullptr, list)) {
+    error = libfabricError("fi_getinfo", ret);
+    return std::nullopt;
+  }
+  std::vector<std::string> names;
+  std::vector<fi_info*> entries;
+  for (fi_info* i = list.get(); i; i = i->next) {
+    std::string n = i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
+    if (!prov.empty() && !providerMatches(prov, n)) continue;
+    names.push_back(n);
+    entries.push_back(i);
+  }
+  std::optional<size_t> pick =
+      prov.empty() ? pickAuto(names) : (entries.empty() ? std::nullopt : std::optional<size_t>(0));
+  if (!pick) {
+    error = FabricError{"fi_getinfo", FI_ENODATA, fabricStrerror(FI_ENODATA), "no provider"};
+    return std::nullopt;
+  }
+  DomainList out;
+  out.provider = names[*pick];
+  for (size_t k = 0; k < entries.size(); ++k) {
+    if (names[k] != out.provider) continue;
+    const fi_info* i = entries[k];
+    std::string d = i->domain_attr && i->domain_attr->name ? i->domain_attr->name : "";
+    if (d.empty() || std::find(out.domains.begin(), out.domains.end(), d) != out.domains.end())
+      continue;
+    out.domains.push_back(d);
+  }
+  return out;
+}
+
 // --- Buffer ---
 
 Buffer::~Buffer() { release(); }

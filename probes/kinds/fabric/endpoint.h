@@ -158,6 +158,16 @@ class Endpoint {
   uint64_t next_key_ = 1;  // keys the probe picks where the provider does not
 };
 
+// The provider `opts` chooses (its `auto`, as Endpoint::open picks it) and the domains
+// fi_getinfo lists for it, in its order, each once: the node's RDMA devices (verbs: mlx5_0 ...;
+// efa: rdmap16s27-rdm ...; tcp: interfaces). nullopt when there is none (`error` says why).
+struct DomainList {
+  std::string provider;
+  std::vector<std::string> domains;
+};
+std::optional<DomainList> listDomains(const EndpointOptions& opts,
+                                      std::optional<FabricError>& error);
+
 // fi_version() of the loaded library, "1.17".
 std::string libfabricVersion();
 

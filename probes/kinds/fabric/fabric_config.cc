@@ -1,6 +1,9 @@
 #include "probes/kinds/fabric/fabric_config.h"
 
+#include <set>
+
 #include "probes/kinds/fabric/provider_names.h"
+#include "probes/kinds/fabric/rails.h"
 
 namespace fabricwatch::probes::fabric {
 namespace {
@@ -23,6 +26,14 @@ group_providers = ["efa*=efa", "ib-*=verbs;ofi_rxm", "infiniband=verbs;ofi_rxm",
                    "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
                    "erdma=verbs;ofi_rxm"]
 domain = ""            # libfabric domain (mlx5_0, rdmap16s27-rdm, lo); "": the provider's first
+# Rails (docs/peers.md, "Rails"): NIC i of this node is probed against rail i's NIC on its
+# peers. [] : every domain the provider lists (RDMA devices), in PCI order; the socket
+# providers (tcp, udp) one rail, `domain` or the peer channel's interface. Else the domains (with
+# tcp: interfaces) per rail, "NAME" or "NAME|NAME" (the first this node has), e.g.
+# ["mlx5_0", "mlx5_1"] or ["eth1", "eth2|ens2"]; a node without any of a rail's names lacks it.
+rails = []
+# Rails of each peer one round probes, rotating through the rest in the next rounds.
+rails_per_round = 8
 # Latency: warm-up, then ping-pongs of latency_size bytes; min, median and p99 of RTT/2.
 latency_size = "64B"
 warmup = 10
@@ -63,6 +74,18 @@ void validate(const FabricConfig& f, const config::Config&, const config::Report
     report({"probes.fabric.bandwidth_round_bytes", "probes.fabric.bandwidth_bytes"},
            "probes.fabric.bandwidth_round_bytes must not be less than "
            "probes.fabric.bandwidth_bytes");
+  if (!f.rails.empty() && !f.domain.empty())
+    report({"probes.fabric.rails", "probes.fabric.domain"},
+           "probes.fabric.rails and probes.fabric.domain exclude each other: name the domain in "
+           "rails");
+  if (f.rails.size() > kMaxRails)
+    report({"probes.fabric.rails"}, "probes.fabric.rails lists " + std::to_string(f.rails.size()) +
+                                        " rails: at most " + std::to_string(kMaxRails));
+  std::set<std::string> seen;
+  for (const auto& entry : f.rails)
+    for (const auto& n : railNames(entry))
+      if (!seen.insert(n).second)
+        report({"probes.fabric.rails"}, "probes.fabric.rails names \"" + n + "\" on two rails");
 }
 
 }  // namespace
@@ -98,6 +121,10 @@ config::TableDef fabricConfigTable() {
                     return std::nullopt;
                   })
       .string("domain", &C::domain)
+      .stringList(
+          "rails", &C::rails,
+          [](const std::string& v) -> std::optional<std::string> { return checkRailEntry(v); })
+      .integer("rails_per_round", 1, static_cast<int>(kMaxRails), &C::rails_per_round)
       .byteSize("latency_size", 16, uint64_t{64} << 20, &C::latency_size)
       .integer("warmup", 0, 10000, &C::warmup)
       .integer("iterations", 1, 90000, &C::iterations)

@@ -20,7 +20,11 @@ struct FabricConfig {
       "efa*=efa",           "ib-*=verbs;ofi_rxm",      "infiniband=verbs;ofi_rxm",
       "roce=verbs;ofi_rxm", "lingjun-*=verbs;ofi_rxm", "general-*=verbs;ofi_rxm",
       "erdma=verbs;ofi_rxm"};
-  std::string domain;          // libfabric domain (mlx5_0, rdmap16s27-rdm ...); "": the provider's
+  std::string domain;  // libfabric domain (mlx5_0, rdmap16s27-rdm ...); "": the provider's
+  // The domains per rail (rails.h): entry i "NAME" or "NAME|NAME" (the first the node has);
+  // empty: every domain the provider lists, in PCI order (socket providers: one rail, `domain`).
+  std::vector<std::string> rails;
+  int rails_per_round = 8;     // rails of each peer one round probes (rotating)
   uint64_t latency_size = 64;  // bytes per ping and pong
   int warmup = 10;
   int iterations = 200;

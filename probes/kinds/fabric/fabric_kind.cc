@@ -22,28 +22,31 @@ constexpr size_t kMaxNameBytes = 253;   // what a channel string carries
 
 std::string bounded(std::string_view s, size_t n = 200) { return core::sanitizeUtf8(s, n); }
 
-// A peer's responder as this node last learned it.
+// A peer's responder on one rail as this node last learned it.
 struct PeerEndpoint {
   uint64_t instance = 0;
   uint64_t epoch = 0;
   std::string name;
+  std::string domain;
+};
+
+// One rail of this node: its two endpoints.
+struct RailEngine {
+  fabric::Rail rail;
+  std::string pci;
+  std::unique_ptr<fabric::Initiator> initiator;
+  std::unique_ptr<fabric::Responder> responder;
 };
 
 class FabricKind : public ProbeKind {
  public:
-  explicit FabricKind(FabricKindOptions o)
-      : opts_(std::move(o)), initiator_(opts_.endpoint, opts_.latency_size) {
-    // The prober's endpoint first: with "auto" the responder then opens the provider it chose,
-    // so that both sides of every node speak the same one.
-    fabric::EndpointOptions resp = opts_.endpoint;
-    if (!initiator_.ensureOpen()) resp.provider = initiator_.facts().provider;
-    responder_ = std::make_unique<fabric::Responder>(
-        resp, opts_.timeout,
-        fabric::ResponderLimits{opts_.serve_setup_timeout, opts_.serve_backoff});
-    responder_->start();
-    responder_->waitOpen(std::chrono::seconds(10));
-    if (opts_.hmem) {
-      fabric::EndpointOptions h = resp;
+  explicit FabricKind(FabricKindOptions o) : opts_(std::move(o)) {
+    openRails();
+    if (opts_.hmem && !rails_.empty()) {
+      fabric::EndpointOptions h = opts_.endpoint;
+      h.provider = rails_.front()->initiator->facts().provider;
+      h.domain = rails_.front()->rail.domain;
+      if (h.provider.empty()) h.provider = opts_.endpoint.provider;
       hmem_ = fabric::checkHmem(opts_.cudart, h);
     }
     if (opts_.bandwidth_every_rounds)
@@ -58,13 +61,14 @@ class FabricKind : public ProbeKind {
 
   std::vector<RequestHandler> handlers() override {
     return {
-        {kFabricHelloRequest, kFabricHelloReply, 512,
+        {kFabricHelloRequest, kFabricHelloReply, 1024,
          [this](std::string_view payload, const Sender&) { return hello(payload); }},
         {kFabricSessionRequest, kFabricSessionReply, 1024,
          [this](std::string_view payload, const Sender& from) { return session(payload, from); }}};
   }
   void stop() override {
-    if (responder_) responder_->stop();
+    for (auto& r : rails_)
+      if (r->responder) r->responder->stop();
   }
 
   std::shared_ptr<const ProbeResult> probe(const PeerContext& ctx) override;
@@ -79,74 +83,158 @@ class FabricKind : public ProbeKind {
   }
 
  private:
+  void openRails();
+  RailEngine* railOf(uint32_t index) const {
+    for (const auto& r : rails_)
+      if (r->rail.index == index) return r.get();
+    return nullptr;
+  }
+  std::string missingReason(uint32_t rail) const {
+    return std::string(kRailMissing) + ": this node has no rail " + std::to_string(rail);
+  }
+
   // Server side (the channel's thread): answer at once.
   Answer hello(std::string_view payload) {
-    if (!decodeFabricHello(payload)) return Answer::malformed();
-    auto h = responder_->hello();
+    auto req = decodeFabricHello(payload);
+    if (!req) return Answer::malformed();
+    RailEngine* e = railOf(req->rail);
+    if (!e) return Answer::decline(missingReason(req->rail));
+    auto h = e->responder->hello();
     if (h.unavailable) return Answer::decline("fabric endpoint unavailable: " + *h.unavailable);
     if (h.name.size() > kMaxNameBytes) return Answer::decline("endpoint name over 253 bytes");
-    return Answer::reply(
-        encodeFabricHelloReply({h.facts.provider, h.facts.fabric, h.epoch, h.name}));
+    return Answer::reply(encodeFabricHelloReply(
+        {h.facts.provider, h.facts.fabric, h.epoch, h.name, req->rail, rails_mask_,
+         bounded(e->rail.domain.empty() ? h.facts.domain : e->rail.domain, 64)}));
   }
   Answer session(std::string_view payload, const Sender& from) {
     auto req = decodeFabricSessionRequest(payload);
     if (!req) return Answer::malformed();
-    auto h = responder_->hello();
+    RailEngine* e = railOf(req->rail);
+    if (!e) return Answer::decline(missingReason(req->rail));
+    auto h = e->responder->hello();
     if (!h.unavailable && req->provider != h.facts.provider)
       return Answer::decline("provider mismatch: this node uses " + h.facts.provider);
-    auto begun = responder_->begin(req->spec, req->name, from.address);
+    auto begun = e->responder->begin(req->spec, req->name, from.address);
     if (auto* why = std::get_if<std::string>(&begun)) return Answer::decline(*why);
     return Answer::reply(encodeFabricSessionReply({std::get<uint64_t>(begun)}));
   }
 
-  // Client side (the round's thread, one peer at a time).
-  const PeerEndpoint* peerEndpoint(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                                   bool refresh);
-  bool startSession(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                    fabric::SessionSpec& spec, const PeerEndpoint*& peer);
-  void measureLatency(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                      const PeerEndpoint*& peer);
-  void measureBandwidth(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                        const PeerEndpoint*& peer);
+  // Client side (the round's thread, one peer at a time, one rail after the other).
+  const PeerEndpoint* peerEndpoint(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
+                                   RailResult& r, FabricResult& peer, bool refresh);
+  bool startSession(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                    FabricResult& whole, fabric::SessionSpec& spec, const PeerEndpoint*& peer);
+  void measureLatency(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                      FabricResult& whole, const PeerEndpoint*& peer);
+  void measureBandwidth(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                        FabricResult& whole, const PeerEndpoint*& peer);
+  void probeRail(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                 FabricResult& whole, bool latency, bool bandwidth);
   milliseconds left(const PeerContext& ctx) const {
     auto d = std::chrono::duration_cast<milliseconds>(ctx.deadline - Clock::now());
     return std::max(d, milliseconds(1));
   }
-  static void fail(FabricResult& r, std::string failure, std::string phase, std::string_view error,
-                   std::string_view detail = "", std::string op = "") {
+  static void fail(FabricMeasurement& r, std::string failure, std::string phase,
+                   std::string_view error, std::string_view detail = "", std::string op = "") {
     r.failure = std::move(failure);
     r.phase = std::move(phase);
     r.error = bounded(error);
     r.detail = bounded(detail, 500);
     r.error_op = std::move(op);
   }
-  static void failFabric(FabricResult& r, const std::string& phase, const fabric::FabricError& e) {
+  static void failFabric(FabricMeasurement& r, const std::string& phase,
+                         const fabric::FabricError& e) {
     bool timeout = e.code == 0 && e.text == "timed out";
     fail(r, timeout ? "timeout" : "provider", phase, e.text, e.detail, e.op);
+  }
+  bool bandwidthRound(uint64_t round) const {
+    return opts_.bandwidth_every_rounds && round % opts_.bandwidth_every_rounds == bw_phase_;
   }
   FabricState stateLocked() const;
 
   FabricKindOptions opts_;
-  mutable std::mutex mu_;  // the prober's endpoint and the cache
-  fabric::Initiator initiator_;
-  std::unique_ptr<fabric::Responder> responder_;
+  mutable std::mutex mu_;                           // the prober's endpoints and the cache
+  std::vector<std::unique_ptr<RailEngine>> rails_;  // by rail index; fixed once constructed
+  uint64_t rails_mask_ = 0;
   fabric::HmemStatus hmem_;
-  std::map<std::string, PeerEndpoint> peers_;  // by channel address
+  std::map<std::pair<std::string, uint32_t>, PeerEndpoint> peers_;  // by channel address, rail
   uint64_t bw_phase_ = 0;
-  uint64_t budget_round_ = 0, budget_used_ = 0;
-  FabricTotals totals_;  // the round's thread only
+  uint64_t budget_round_ = 0;
+  std::map<uint32_t, uint64_t> budget_used_;  // per rail, in budget_round_
+  FabricTotals totals_;                       // the round's thread only
 };
 
+void FabricKind::openRails() {
+  // Which rails: listed domains of the chosen provider, or the configured ones among them.
+  std::vector<fabric::Rail> rails;
+  std::string provider = opts_.endpoint.provider;
+  bool bind_channel = true;  // socket providers bind to the channel's address (one rail)
+  if (!opts_.rails.empty() || opts_.endpoint.domain.empty()) {
+    std::optional<fabric::FabricError> err;
+    auto list = fabric::listDomains(opts_.endpoint, err);
+    if (list) {
+      bool socket = fabric::isSocketProvider(list->provider);
+      if (!opts_.rails.empty() || !socket) {
+        provider = list->provider;
+        rails = fabric::assignRails(opts_.rails, list->domains, [&](const std::string& d) {
+          return fabric::pciAddressOf(opts_.sysfs_root, d);
+        });
+        bind_channel = false;
+      }
+    }
+  }
+  // One rail as before rails: `domain`, or the provider's first (bound to the channel's
+  // address on socket providers); also where listing failed, so that its error is reported.
+  if (rails.empty() && (opts_.rails.empty() || bind_channel))
+    rails.push_back({0, opts_.endpoint.domain});
+  for (const auto& rail : rails) {
+    auto e = std::make_unique<RailEngine>();
+    e->rail = rail;
+    if (!rail.domain.empty()) e->pci = fabric::pciAddressOf(opts_.sysfs_root, rail.domain);
+    fabric::EndpointOptions o = opts_.endpoint;
+    o.domain = rail.domain;
+    if (!bind_channel) {
+      o.provider = provider;
+      // With a socket provider the domain is an interface: bind to its IPv4 address, as the
+      // single rail binds to the channel's.
+      o.source_address = fabric::isSocketProvider(provider) && !rail.domain.empty()
+                             ? fabric::interfaceIpv4(rail.domain)
+                             : "";
+    }
+    e->initiator = std::make_unique<fabric::Initiator>(o, opts_.latency_size);
+    // The prober's endpoint first: with "auto" the responder then opens the provider it chose,
+    // so that both sides of every node speak the same one.
+    fabric::EndpointOptions resp = o;
+    if (!e->initiator->ensureOpen()) resp.provider = e->initiator->facts().provider;
+    e->responder = std::make_unique<fabric::Responder>(
+        resp, opts_.timeout,
+        fabric::ResponderLimits{opts_.serve_setup_timeout, opts_.serve_backoff});
+    e->responder->start();
+    if (rail.index < 64) rails_mask_ |= uint64_t{1} << rail.index;
+    rails_.push_back(std::move(e));
+  }
+  for (auto& e : rails_) e->responder->waitOpen(std::chrono::seconds(10));
+}
+
 const PeerEndpoint* FabricKind::peerEndpoint(const PeerContext& ctx, ChannelClient& ch,
-                                             FabricResult& r, bool refresh) {
-  const std::string& key = ctx.peer.address;
+                                             RailEngine& e, RailResult& r, FabricResult& whole,
+                                             bool refresh) {
+  std::pair<std::string, uint32_t> key{ctx.peer.address, e.rail.index};
   auto it = peers_.find(key);
   if (!refresh && it != peers_.end() && ctx.peer.instance &&
-      it->second.instance == ctx.peer.instance)
+      it->second.instance == ctx.peer.instance) {
+    r.peer_domain = it->second.domain;
     return &it->second;
-  if (it != peers_.end()) initiator_.forget(it->second.name);
-  CallResult c = ch.call(kFabricHelloRequest, encodeFabricHello({initiator_.facts().provider}),
-                         kFabricHelloReply, std::min(left(ctx), milliseconds(1000)));
+  }
+  if (it != peers_.end()) e.initiator->forget(it->second.name);
+  auto& init = *e.initiator;
+  CallResult c =
+      ch.call(kFabricHelloRequest, encodeFabricHello({init.facts().provider, e.rail.index}),
+              kFabricHelloReply, std::min(left(ctx), milliseconds(1000)));
+  if (c.declined && c.declined->rfind(kRailMissing, 0) == 0) {
+    r.missing = true;
+    return nullptr;
+  }
   if (c.declined) {
     fail(r, "declined", "hello", *c.declined);
     return nullptr;
@@ -160,19 +248,21 @@ const PeerEndpoint* FabricKind::peerEndpoint(const PeerContext& ctx, ChannelClie
     fail(r, "channel", "hello", "malformed hello reply");
     return nullptr;
   }
-  r.peer_provider = bounded(reply->provider, 64);
+  whole.peer_provider = bounded(reply->provider, 64);
   r.fetched_name = true;
-  if (reply->provider != initiator_.facts().provider) {
-    fail(r, "mismatch", "hello", "peer uses provider " + r.peer_provider);
+  if (reply->provider != init.facts().provider) {
+    fail(r, "mismatch", "hello", "peer uses provider " + whole.peer_provider);
     return nullptr;
   }
   PeerEndpoint& p = peers_[key];
-  p = {ctx.peer.instance, reply->epoch, reply->name};
+  p = {ctx.peer.instance, reply->epoch, reply->name, bounded(reply->domain, 64)};
+  r.peer_domain = p.domain;
   return &p;
 }
 
-bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                              fabric::SessionSpec& spec, const PeerEndpoint*& peer) {
+bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
+                              RailResult& r, FabricResult& whole, fabric::SessionSpec& spec,
+                              const PeerEndpoint*& peer) {
   std::mt19937 rng(static_cast<uint32_t>(spec.id));
   const char* phase = fabric::sessionKindName(spec.kind);
   while (true) {
@@ -181,7 +271,8 @@ bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, FabricR
     // while) a stale limit kept the responder serving a session its prober had given up on, so
     // that the next probe found it busy in turn and started its session late.
     spec.timeout_ms = static_cast<uint32_t>(left(ctx).count());
-    FabricSessionRequest req{spec, initiator_.facts().provider, initiator_.name()};
+    FabricSessionRequest req{spec, e.initiator->facts().provider, e.initiator->name(),
+                             e.rail.index};
     CallResult c = ch.call(kFabricSessionRequest, encodeFabricSessionRequest(req),
                            kFabricSessionReply, std::min(left(ctx), milliseconds(1000)));
     if (c.declined && *c.declined == "busy") {
@@ -210,24 +301,25 @@ bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, FabricR
       return false;
     }
     // A new epoch: the peer reopened its endpoint since we learned its name.
-    if (reply->epoch != peer->epoch) peer = peerEndpoint(ctx, ch, r, /*refresh=*/true);
+    if (reply->epoch != peer->epoch) peer = peerEndpoint(ctx, ch, e, r, whole, /*refresh=*/true);
     return peer != nullptr;
   }
 }
 
-void FabricKind::measureLatency(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                                const PeerEndpoint*& peer) {
+void FabricKind::measureLatency(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
+                                RailResult& r, FabricResult& whole, const PeerEndpoint*& peer) {
   fabric::SessionSpec spec{fabric::randomSessionId(),
                            fabric::SessionKind::kLatency,
                            opts_.latency_size,
                            opts_.warmup + opts_.iterations,
                            1,
                            0};  // timeout_ms: startSession's, when it asks
-  if (!startSession(ctx, ch, r, spec, peer)) return;
+  if (!startSession(ctx, ch, e, r, whole, spec, peer)) return;
   std::optional<fabric::FabricError> err;
-  auto addr = initiator_.address(peer->name, err);
+  auto addr = e.initiator->address(peer->name, err);
   if (!addr) return failFabric(r, "latency", *err);
-  fabric::Measurement m = initiator_.latency(*addr, spec, opts_.warmup, ctx.deadline, ctx.stopping);
+  fabric::Measurement m =
+      e.initiator->latency(*addr, spec, opts_.warmup, ctx.deadline, ctx.stopping);
   r.wire_bytes += uint64_t{2} * spec.size * m.completed;
   if (m.error) return failFabric(r, "latency", *m.error);
   LatencyStats st;
@@ -246,26 +338,26 @@ void FabricKind::measureLatency(const PeerContext& ctx, ChannelClient& ch, Fabri
   r.one_way = std::move(one_way);
 }
 
-void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, FabricResult& r,
-                                  const PeerEndpoint*& peer) {
-  if (!opts_.bandwidth_every_rounds || ctx.peer.round % opts_.bandwidth_every_rounds != bw_phase_)
-    return;
+void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, RailEngine& e,
+                                  RailResult& r, FabricResult& whole, const PeerEndpoint*& peer) {
+  // The byte budget is per rail: each rail is a link of its own.
   if (budget_round_ != ctx.peer.round) {
     budget_round_ = ctx.peer.round;
-    budget_used_ = 0;
+    budget_used_.clear();
   }
-  if (budget_used_ + opts_.bandwidth_bytes > opts_.bandwidth_round_bytes) return;
-  budget_used_ += opts_.bandwidth_bytes;
+  uint64_t& used = budget_used_[e.rail.index];
+  if (used + opts_.bandwidth_bytes > opts_.bandwidth_round_bytes) return;
+  used += opts_.bandwidth_bytes;
   uint64_t window_bytes = uint64_t{opts_.bandwidth_size} * opts_.bandwidth_window;
   fabric::SessionSpec spec{
       fabric::randomSessionId(), fabric::SessionKind::kBandwidth,
       opts_.bandwidth_size,      static_cast<uint32_t>(opts_.bandwidth_bytes / window_bytes),
       opts_.bandwidth_window,    0};  // timeout_ms: startSession's, when it asks
-  if (!startSession(ctx, ch, r, spec, peer)) return;
+  if (!startSession(ctx, ch, e, r, whole, spec, peer)) return;
   std::optional<fabric::FabricError> err;
-  auto addr = initiator_.address(peer->name, err);
+  auto addr = e.initiator->address(peer->name, err);
   if (!addr) return failFabric(r, "bandwidth", *err);
-  fabric::Measurement m = initiator_.bandwidth(*addr, spec, 1, ctx.deadline, ctx.stopping);
+  fabric::Measurement m = e.initiator->bandwidth(*addr, spec, 1, ctx.deadline, ctx.stopping);
   r.wire_bytes += (window_bytes + fabric::kHeaderBytes) * m.completed;
   if (m.error) return failFabric(r, "bandwidth", *m.error);
   r.bandwidth_bytes = m.bytes;
@@ -273,10 +365,24 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Fab
     r.bandwidth_bytes_per_second = static_cast<double>(m.bytes) / m.elapsed_seconds;
 }
 
+void FabricKind::probeRail(const PeerContext& ctx, ChannelClient& ch, RailEngine& e, RailResult& r,
+                           FabricResult& whole, bool latency, bool bandwidth) {
+  r.rail = e.rail.index;
+  r.domain = e.rail.domain.empty() ? e.initiator->facts().domain : e.rail.domain;
+  if (auto err = e.initiator->ensureOpen()) return failFabric(r, "hello", *err);
+  const PeerEndpoint* peer = peerEndpoint(ctx, ch, e, r, whole, /*refresh=*/false);
+  if (!peer) return;
+  if (latency) measureLatency(ctx, ch, e, r, whole, peer);
+  if (r.failure.empty() && bandwidth) measureBandwidth(ctx, ch, e, r, whole, peer);
+}
+
 std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
   std::lock_guard lock(mu_);
-  // No endpoint of its own (no provider, no device): nothing to probe; the facts say why.
-  if (initiator_.ensureOpen()) return nullptr;
+  // No endpoint of its own on any rail (no provider, no device): nothing to probe; the facts
+  // say why.
+  bool any = false;
+  for (auto& e : rails_) any = !e->initiator->ensureOpen() || any;
+  if (!any) return nullptr;
   auto r = std::make_shared<FabricResult>();
   if (ctx.channel_address.empty()) {
     fail(*r, "channel", "hello", ctx.resolve_error);
@@ -289,27 +395,82 @@ std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
     fail(*r, "channel", "hello", c.error);
     return r;
   }
-  const PeerEndpoint* peer = peerEndpoint(ctx, ch, *r, /*refresh=*/false);
-  if (!peer) return r;
-  measureLatency(ctx, ch, *r, peer);
-  if (r->failure.empty()) measureBandwidth(ctx, ch, *r, peer);
+  // This round's rails of the peer: latency on rails_per_round of them, rotating with the
+  // rounds; bandwidth (in its rounds) rotating with the bandwidth rounds, so that neither
+  // always lands on the same rails whatever the interval.
+  size_t n = rails_.size();
+  std::vector<bool> lat(n, false), bw(n, false);
+  for (size_t i : railsForRun(n, opts_.rails_per_round, ctx.peer.round)) lat[i] = true;
+  if (bandwidthRound(ctx.peer.round))
+    for (size_t i :
+         railsForRun(n, opts_.rails_per_round,
+                     ctx.peer.round / std::max<uint64_t>(opts_.bandwidth_every_rounds, 1)))
+      bw[i] = true;
+  size_t todo = 0;
+  for (size_t i = 0; i < n; ++i) todo += (lat[i] || bw[i]) ? 1 : 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (!lat[i] && !bw[i]) continue;
+    // Each rail gets its share of the time left, so that a dead rail leaves the others theirs.
+    PeerContext rc = ctx;
+    rc.deadline = Clock::now() + (ctx.deadline - Clock::now()) / static_cast<int>(todo--);
+    RailResult rr;
+    probeRail(rc, ch, *rails_[i], rr, *r, lat[i], bw[i]);
+    r->rails.push_back(std::move(rr));
+    if (ctx.stopping && ctx.stopping->load()) break;
+  }
+  // Over the rails: the worst latency, the lowest bandwidth, the first failure.
+  for (const auto& rr : r->rails) {
+    r->fetched_name = r->fetched_name || rr.fetched_name;
+    r->busy_retries += rr.busy_retries;
+    r->wire_bytes += rr.wire_bytes;
+    if (rr.latency && (!r->latency || rr.latency->p50 > r->latency->p50)) r->latency = rr.latency;
+    if (rr.bandwidth_bytes_per_second &&
+        (!r->bandwidth_bytes_per_second ||
+         *rr.bandwidth_bytes_per_second < *r->bandwidth_bytes_per_second)) {
+      r->bandwidth_bytes_per_second = rr.bandwidth_bytes_per_second;
+      r->bandwidth_bytes = rr.bandwidth_bytes;
+    }
+    if (r->failure.empty() && !rr.failure.empty())
+      fail(*r, rr.failure, rr.phase, rr.error, rr.detail, rr.error_op);
+  }
   return r;
 }
 
 FabricState FabricKind::stateLocked() const {
   FabricState s;
-  const auto& err = initiator_.openError();
-  s.available = !err;
-  if (err) {
-    s.unavailable = bounded(err->message(), 500);
-    s.unavailable_reason = bounded(err->op + ": " + err->text, 100);
+  for (const auto& e : rails_) {
+    RailState rs;
+    rs.rail = e->rail.index;
+    const auto& err = e->initiator->openError();
+    rs.domain = e->rail.domain.empty() ? e->initiator->facts().domain : e->rail.domain;
+    rs.pci = e->pci;
+    rs.available = !err;
+    if (err) rs.unavailable = bounded(err->message(), 500);
+    rs.reopened = e->initiator->reopened();
+    rs.responder = e->responder->stats();
+    s.reopened += rs.reopened;
+    s.responder.sessions += rs.responder.sessions;
+    s.responder.failed += rs.responder.failed;
+    s.responder.declined_busy += rs.responder.declined_busy;
+    s.responder.reopened += rs.responder.reopened;
+    s.responder.stray += rs.responder.stray;
+    if (!s.available && !err) {
+      s.available = true;
+      s.facts = e->initiator->facts();
+    }
+    s.rails.push_back(std::move(rs));
   }
-  s.facts = initiator_.facts();
+  if (!s.available && !rails_.empty()) {
+    const auto& e = rails_.front();
+    s.facts = e->initiator->facts();
+    if (const auto& err = e->initiator->openError()) {
+      s.unavailable = bounded(err->message(), 500);
+      s.unavailable_reason = bounded(err->op + ": " + err->text, 100);
+    }
+  }
   s.origin = opts_.provider_origin;
   s.resource_group = opts_.resource_group;
   s.hmem = hmem_;
-  s.reopened = initiator_.reopened();
-  s.responder = responder_->stats();
   return s;
 }
 
@@ -322,22 +483,52 @@ std::shared_ptr<const ProbeTotals> FabricKind::account(const std::vector<PeerPro
     if (r.fetched_name) ++t.name_fetches;
     t.busy_retries += r.busy_retries;
     t.wire_bytes += r.wire_bytes;
-    if (r.latency) {
-      ++t.latency_ok;
-      for (double s : r.one_way) t.latency.observe(s);
-    } else {
-      ++t.latency_failed;
-    }
-    if (r.bandwidth_bytes_per_second) {
-      ++t.bandwidth_ok;
-      bandwidth.push_back({p.peer, *r.bandwidth_bytes_per_second, r.bandwidth_bytes});
-    }
-    if (r.phase == "bandwidth") ++t.bandwidth_failed;
-    if (!r.failure.empty()) ++t.failures[r.failure];
-    if (r.failure == "provider" || r.failure == "timeout") {
-      std::pair<std::string, std::string> key{r.error_op, r.error};
-      if (!t.errors.count(key) && t.errors.size() >= kMaxErrorSeries) key = {"other", "other"};
-      ++t.errors[key];
+    // A peer's probe that failed before any rail (the channel) counts once, as before rails.
+    auto count = [&](const FabricMeasurement& m, RailTotals* rt) {
+      if (m.latency) {
+        ++t.latency_ok;
+        if (rt) ++rt->latency_ok;
+        for (double s : m.one_way) t.latency.observe(s);
+      } else {
+        ++t.latency_failed;
+        if (rt) ++rt->latency_failed;
+      }
+      if (m.bandwidth_bytes_per_second) {
+        ++t.bandwidth_ok;
+        if (rt) ++rt->bandwidth_ok;
+      }
+      if (m.phase == "bandwidth") {
+        ++t.bandwidth_failed;
+        if (rt) ++rt->bandwidth_failed;
+      }
+      if (!m.failure.empty()) {
+        ++t.failures[m.failure];
+        if (rt)
+          ++(m.failure == "timeout"    ? rt->timeout
+             : m.failure == "provider" ? rt->provider
+             : m.failure == "busy"     ? rt->busy
+                                       : rt->other);
+      }
+      if (m.failure == "provider" || m.failure == "timeout") {
+        std::pair<std::string, std::string> key{m.error_op, m.error};
+        if (!t.errors.count(key) && t.errors.size() >= kMaxErrorSeries) key = {"other", "other"};
+        ++t.errors[key];
+      }
+    };
+    if (r.rails.empty()) count(r, nullptr);
+    for (const auto& rr : r.rails) {
+      RailTotals& rt = t.rails[rr.rail];
+      if (rr.missing) {
+        ++rt.missing;
+        continue;
+      }
+      if (rr.bandwidth_bytes_per_second)
+        bandwidth.push_back({p.peer, rr.rail, *rr.bandwidth_bytes_per_second, rr.bandwidth_bytes});
+      if (!rr.latency && rr.failure.empty()) {  // bandwidth alone (a rail latency skipped)
+        if (rr.bandwidth_bytes_per_second) ++t.bandwidth_ok, ++rt.bandwidth_ok;
+        continue;
+      }
+      count(rr, &rt);
     }
   }
   if (!bandwidth.empty()) {
@@ -345,6 +536,8 @@ std::shared_ptr<const ProbeTotals> FabricKind::account(const std::vector<PeerPro
     t.bandwidth_round = t.bandwidth.front().peer.round;
   }
   t.state = stateLocked();
+  t.rail_peers = opts_.rail_peers;
+  for (const auto& rs : t.state.rails) t.rails[rs.rail];  // every rail has its counters
   return std::make_shared<const FabricTotals>(t);
 }
 
@@ -387,6 +580,9 @@ KindRegistration fabricKindRegistration() {
     o.node_name = s.node_name;
     o.endpoint.provider = choice.provider;
     o.endpoint.domain = f.domain;
+    o.rails = f.rails;
+    o.rails_per_round = static_cast<uint32_t>(f.rails_per_round);
+    o.rail_peers = static_cast<uint32_t>(std::max(1, s.config.probe.peers_per_round));
     o.endpoint.source_address = sourceAddress(s.config.peer.listen_address);
     o.endpoint.register_buffers = f.register_buffers;
     o.provider_origin = choice.origin;

@@ -3,14 +3,17 @@
 // provider (efa, verbs;ofi_rxm, tcp, udp;ofi_rxd, shm ...), as fi_pingpong and fabtests
 // measure them once by hand (docs/peers.md, "The fabric probe").
 //
-// Each node keeps two RDM endpoints, opened once: a responder (probes/kinds/fabric/responder.h)
-// that serves one session at a time for the peers probing it, and a prober (initiator.h) for its
-// own probes. A prober learns a peer's endpoint name over the authenticated peer channel (hello,
-// kFabricHello*) and caches it while the peer's instance and endpoint epoch stay the
-// same; each measurement is a session the peer accepts over the channel first (or declines,
-// busy with another) and that both sides end by their deadlines. The kind runs exclusively
-// (alone, one peer at a time) every round for latency; bandwidth runs every
-// bandwidth_interval, at a phase drawn per node, within a byte budget per round.
+// Each node keeps two RDM endpoints per rail (rails.h: one per NIC), opened once: a responder
+// (probes/kinds/fabric/responder.h) that serves one session at a time for the peers probing it,
+// and a prober (initiator.h) for its own probes. NIC i is probed against rail i's NIC on each
+// peer, rails_per_round rails of a peer per round (rotating), one after the other within the
+// peer's timeout; a peer without the rail says so (rail_missing: not a failure). A prober learns a
+// peer's endpoint name over the authenticated peer channel (hello, kFabricHello*) and caches it
+// while the peer's instance and endpoint epoch stay the same; each measurement is a session the
+// peer accepts over the channel first (or declines, busy with another) and that both sides end by
+// their deadlines. The kind runs exclusively (alone, one peer at a time) every round for latency;
+// bandwidth runs every bandwidth_interval, at a phase drawn per node, within a byte budget per
+// round.
 //
 // Facts probes.fabric, metrics fabricwatch_probe_fabric_*, `fabric` in /api/v1/peers results.
 
@@ -24,6 +27,7 @@
 #include "probes/kinds/fabric/endpoint.h"
 #include "probes/kinds/fabric/fabric_config.h"
 #include "probes/kinds/fabric/hmem.h"
+#include "probes/kinds/fabric/rails.h"
 #include "probes/kinds/fabric/responder.h"
 #include "probes/mesh/histogram.h"
 #include "probes/mesh/probe_kind.h"
@@ -33,7 +37,11 @@ namespace fabricwatch::probes::fabric {
 struct FabricKindOptions {
   std::string secret;
   std::string node_name;
-  fabric::EndpointOptions endpoint;      // provider ("auto" or a name), domain, source address
+  fabric::EndpointOptions endpoint;  // provider ("auto" or a name), domain, source address
+  std::vector<std::string> rails;    // probes.fabric.rails (empty: the default, rails.h)
+  uint32_t rails_per_round = 8;
+  uint32_t rail_peers = 8;       // peers with per-(peer, rail) series: probe.peers_per_round
+  std::string sysfs_root = "/";  // where PCI addresses of domains are looked up
   std::string provider_origin = "auto";  // flag | config | group | auto
   std::string resource_group;            // the group that chose it (origin group)
   uint32_t latency_size = 64;
@@ -60,8 +68,8 @@ struct LatencyStats {
   double mean = 0;  // the timed loop's wall time / (2 x iterations): what fi_pingpong prints
 };
 
-struct FabricResult : ProbeResult {
-  std::string peer_provider;
+// One measurement of a peer: of one rail, or of the peer over the rails its probe covered.
+struct FabricMeasurement {
   bool fetched_name = false;  // asked the peer for its endpoint name (else cached)
   std::optional<LatencyStats> latency;
   std::vector<double> one_way;  // the samples (seconds), for the histogram
@@ -77,7 +85,33 @@ struct FabricResult : ProbeResult {
   uint64_t wire_bytes = 0;  // payload bytes sent and received on the fabric
 };
 
-// What the endpoints are, as the facts and the _info metric show them.
+struct RailResult : FabricMeasurement {
+  uint32_t rail = 0;
+  std::string domain;       // this node's
+  std::string peer_domain;  // the peer's, from its hello
+  bool missing = false;     // the peer has no such rail (not a failure)
+};
+
+// A peer's result: its rails one by one, and over them (latency: the worst rail's by median;
+// bandwidth: the lowest; failure: the first rail's that failed, or the peer's own: channel).
+struct FabricResult : ProbeResult, FabricMeasurement {
+  std::string peer_provider;
+  std::vector<RailResult> rails;
+};
+
+// One rail's endpoints.
+struct RailState {
+  uint32_t rail = 0;
+  std::string domain;
+  std::string pci;  // "" where sysfs has none
+  bool available = false;
+  std::string unavailable;
+  uint64_t reopened = 0;
+  fabric::ResponderStats responder;
+};
+
+// What the endpoints are, as the facts and the _info metric show them (the first rail's; the
+// counters over every rail).
 struct FabricState {
   bool available = false;
   std::string unavailable;         // why not (the last open's error)
@@ -87,17 +121,29 @@ struct FabricState {
   fabric::HmemStatus hmem;
   uint64_t reopened = 0;  // the prober's endpoint, after failed sessions
   fabric::ResponderStats responder;
+  std::vector<RailState> rails;
 };
 
 // A peer's bandwidth in the latest round that measured any (kept until the next such round:
 // bandwidth runs every bandwidth_interval, and its byte budget bounds the peers of one round).
 struct BandwidthSample {
   PeerInfo peer;
+  uint32_t rail = 0;
   double bytes_per_second = 0;
   uint64_t bytes = 0;
 };
 
+// A rail's counters. Failures by class: timeout, provider, busy, other (declined, channel,
+// mismatch); peers that lack the rail are not failures.
+struct RailTotals {
+  uint64_t latency_ok = 0, latency_failed = 0, bandwidth_ok = 0, bandwidth_failed = 0;
+  uint64_t timeout = 0, provider = 0, busy = 0, other = 0;
+  uint64_t missing = 0;
+};
+
 struct FabricTotals : ProbeTotals {
+  std::map<uint32_t, RailTotals> rails;
+  uint32_t rail_peers = 8;  // the latest run's peers with per-(peer, rail) series
   FabricState state;
   std::vector<BandwidthSample> bandwidth;
   uint64_t bandwidth_round = 0;

@@ -2,6 +2,7 @@
 // fabricwatch_probe_fabric_*, and its part of /api/v1/peers.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 
 #include "probes/kinds/fabric/fabric_kind.h"
 
@@ -47,7 +48,46 @@ core::Value stateValue(const FabricState& s) {
                                      {"declined_busy", s.responder.declined_busy},
                                      {"reopened", s.responder.reopened}});
   v["reopened"] = s.reopened;
+  core::Value rails = core::Value::list();
+  for (const auto& r : s.rails) {
+    core::Value e = core::Value::map({{"rail", static_cast<int64_t>(r.rail)},
+                                      {"domain", r.domain},
+                                      {"available", r.available},
+                                      {"reopened", r.reopened},
+                                      {"sessions_served", r.responder.sessions}});
+    if (!r.pci.empty()) e["pci_address"] = r.pci;
+    if (!r.unavailable.empty()) e["error"] = r.unavailable;
+    rails.push(std::move(e));
+  }
+  v["rails"] = std::move(rails);
   return v;
+}
+
+core::Value latencyValue(const LatencyStats& l) {
+  return core::Value::map({{"min", l.min},
+                           {"p50", l.p50},
+                           {"p99", l.p99},
+                           {"max", l.max},
+                           {"mean", l.mean},
+                           {"samples", static_cast<int64_t>(l.samples)}});
+}
+
+void failureValue(const FabricMeasurement& r, core::Value& v) {
+  if (r.failure.empty()) return;
+  v["failure"] = r.failure;
+  v["phase"] = r.phase;
+  v["error"] = r.error;
+  if (!r.detail.empty()) v["detail"] = r.detail;
+}
+
+const char* railStatus(const RailResult& r) {
+  return r.missing ? "rail_missing" : r.failure.empty() ? "ok" : "failed";
+}
+
+uint64_t latestRound(const KindView& view) {
+  uint64_t latest = 0;
+  for (const auto& p : view.results) latest = std::max(latest, p.peer.round);
+  return latest;
 }
 
 }  // namespace
@@ -61,26 +101,28 @@ core::Value fabricPeerValue(const PeerProbe& p) {
   v["ok"] = r.failure.empty();
   if (!r.peer_provider.empty()) v["provider"] = r.peer_provider;
   v["name_fetched"] = r.fetched_name;
-  if (r.latency) {
-    const auto& l = *r.latency;
-    v["latency_seconds"] = core::Value::map({{"min", l.min},
-                                             {"p50", l.p50},
-                                             {"p99", l.p99},
-                                             {"max", l.max},
-                                             {"mean", l.mean},
-                                             {"samples", static_cast<int64_t>(l.samples)}});
-  }
+  if (r.latency) v["latency_seconds"] = latencyValue(*r.latency);
   if (r.bandwidth_bytes_per_second) {
     v["bandwidth_bytes_per_second"] = *r.bandwidth_bytes_per_second;
     v["bandwidth_bytes"] = r.bandwidth_bytes;
   }
-  if (!r.failure.empty()) {
-    v["failure"] = r.failure;
-    v["phase"] = r.phase;
-    v["error"] = r.error;
-    if (!r.detail.empty()) v["detail"] = r.detail;
-  }
+  failureValue(r, v);
   if (r.busy_retries) v["busy_retries"] = static_cast<int64_t>(r.busy_retries);
+  core::Value rails = core::Value::list();
+  for (const auto& rr : r.rails) {
+    core::Value e = core::Value::map({{"rail", static_cast<int64_t>(rr.rail)},
+                                      {"domain", rr.domain},
+                                      {"status", railStatus(rr)}});
+    if (!rr.peer_domain.empty()) e["peer_domain"] = rr.peer_domain;
+    if (rr.latency) e["latency_seconds"] = latencyValue(*rr.latency);
+    if (rr.bandwidth_bytes_per_second) {
+      e["bandwidth_bytes_per_second"] = *rr.bandwidth_bytes_per_second;
+      e["bandwidth_bytes"] = rr.bandwidth_bytes;
+    }
+    failureValue(rr, e);
+    rails.push(std::move(e));
+  }
+  v["rails"] = std::move(rails);
   return v;
 }
 
@@ -111,6 +153,7 @@ core::Value fabricFacts(const KindView& view) {
     double lowest = t.bandwidth.front().bytes_per_second;
     for (const auto& b : t.bandwidth) {
       core::Value e = core::Value::map({{"address", b.peer.address},
+                                        {"rail", static_cast<int64_t>(b.rail)},
                                         {"bytes_per_second", b.bytes_per_second},
                                         {"bytes", b.bytes}});
       if (!b.peer.node.empty()) e["node"] = b.peer.node;
@@ -122,6 +165,119 @@ core::Value fabricFacts(const KindView& view) {
   }
   return v;
 }
+
+namespace {
+
+// Per rail, and per (peer, rail) for at most P = probe.peers_per_round peers of the latest run:
+// at R rails and K = min(R, rails_per_round), 9 R + 2 P K series (8 rails, 8 peers: 200;
+// docs/peers.md, "Series bound").
+void railMetrics(const KindView& view, core::MetricFamilies& out) {
+  using core::addSample;
+  const auto& t = totalsAs<FabricTotals>(view);
+  uint64_t latest = latestRound(view);
+  auto info = core::gaugeFamily(
+      "fabricwatch_probe_fabric_rail_info",
+      "This node's fabric rails: the libfabric domain (an RDMA device; with tcp an interface) "
+      "probed as rail N against rail N of the peers, and its PCI address; constant 1.");
+  for (const auto& r : t.state.rails)
+    addSample(info, {{"rail", std::to_string(r.rail)}, {"domain", r.domain}, {"pci", r.pci}}, 1);
+  out.push_back(std::move(info));
+
+  struct Agg {
+    std::vector<double> p50;
+    double p99 = 0;
+    int64_t missing = 0;
+  };
+  std::map<uint32_t, Agg> agg;
+  for (const auto& r : t.state.rails) agg[r.rail];
+  auto up = core::gaugeFamily(
+      "fabricwatch_probe_fabric_peer_rail_up",
+      "1 if the peer's rail measured latency in the latest fabric run, 0 if it failed; absent "
+      "where the peer lacks the rail (rail_missing) or the run did not probe it.");
+  auto lat = core::gaugeFamily(
+      "fabricwatch_probe_fabric_peer_rail_latency_seconds",
+      "Median one-way latency (RTT/2) to the peer on the rail in the latest fabric run.");
+  // The latest run's peers, those with a failed rail first (what localisation needs), at most
+  // probe.peers_per_round of them: a run's re-probed failing peers do not raise the bound.
+  std::vector<const PeerProbe*> latest_peers;
+  for (const auto& p : view.results)
+    if (p.peer.round == latest) latest_peers.push_back(&p);
+  auto failing = [](const PeerProbe* p) {
+    for (const auto& rr : resultAs<FabricResult>(*p).rails)
+      if (!rr.failure.empty()) return true;
+    return false;
+  };
+  std::stable_partition(latest_peers.begin(), latest_peers.end(), failing);
+  for (size_t k = 0; k < latest_peers.size(); ++k) {
+    const auto& p = *latest_peers[k];
+    bool series = k < t.rail_peers;
+    const auto& r = resultAs<FabricResult>(p);
+    for (const auto& rr : r.rails) {
+      Agg& a = agg[rr.rail];
+      if (rr.missing) {
+        ++a.missing;
+        continue;
+      }
+      if (!rr.latency && rr.failure.empty()) continue;
+      core::LabelPairs l{
+          {"peer", p.peer.address}, {"peer_node", p.peer.node}, {"rail", std::to_string(rr.rail)}};
+      if (series) addSample(up, l, rr.latency ? 1 : 0);
+      if (!rr.latency) continue;
+      if (series) addSample(lat, l, rr.latency->p50);
+      a.p50.push_back(rr.latency->p50);
+      a.p99 = std::max(a.p99, rr.latency->p99);
+    }
+  }
+  out.push_back(std::move(up));
+  out.push_back(std::move(lat));
+
+  auto rl = core::gaugeFamily(
+      "fabricwatch_probe_fabric_rail_latency_seconds",
+      "One-way latency on the rail over the peers of the latest fabric run: quantile 0.5 the "
+      "median of their medians, 0.99 the highest of their p99s.");
+  auto missing = core::gaugeFamily(
+      "fabricwatch_probe_fabric_rail_peers_missing",
+      "Peers of the latest fabric run that have no such rail (rail_missing: not a failure).");
+  for (auto& [rail, a] : agg) {
+    std::string r = std::to_string(rail);
+    addSample(missing, {{"rail", r}}, static_cast<double>(a.missing));
+    if (a.p50.empty()) continue;
+    std::sort(a.p50.begin(), a.p50.end());
+    size_t n = a.p50.size();
+    double median = n % 2 ? a.p50[n / 2] : (a.p50[n / 2 - 1] + a.p50[n / 2]) / 2;
+    addSample(rl, {{"rail", r}, {"quantile", "0.5"}}, median);
+    addSample(rl, {{"rail", r}, {"quantile", "0.99"}}, a.p99);
+  }
+  out.push_back(std::move(rl));
+  out.push_back(std::move(missing));
+
+  auto bw = core::gaugeFamily(
+      "fabricwatch_probe_fabric_rail_bandwidth_min_bytes_per_second",
+      "The lowest bandwidth to a peer on the rail in the latest round that measured bandwidth "
+      "(every probes.fabric.bandwidth_interval).");
+  std::map<uint32_t, double> worst;
+  for (const auto& b : t.bandwidth) {
+    auto it = worst.find(b.rail);
+    if (it == worst.end() || b.bytes_per_second < it->second) worst[b.rail] = b.bytes_per_second;
+  }
+  for (const auto& [rail, v] : worst) addSample(bw, {{"rail", std::to_string(rail)}}, v);
+  out.push_back(std::move(bw));
+
+  auto fails = core::counterFamily(
+      "fabricwatch_probe_fabric_rail_failures_total",
+      "Fabric measurements on the rail that failed, by reason: timeout, provider (a libfabric "
+      "error), busy (the peer's responder stayed busy), other (declined, channel, mismatch).");
+  for (const auto& [rail, rt] : t.rails) {
+    std::string r = std::to_string(rail);
+    addSample(fails, {{"rail", r}, {"reason", "timeout"}}, static_cast<double>(rt.timeout));
+    addSample(fails, {{"rail", r}, {"reason", "provider"}}, static_cast<double>(rt.provider));
+    addSample(fails, {{"rail", r}, {"reason", "busy"}}, static_cast<double>(rt.busy));
+    addSample(fails, {{"rail", r}, {"reason", "other"}}, static_cast<double>(rt.other));
+  }
+  out.push_back(std::move(fails));
+}
+
+}  // namespace
 
 void fabricMetrics(const KindView& view, core::MetricFamilies& out) {
   using core::addSample;
@@ -253,9 +409,15 @@ void fabricMetrics(const KindView& view, core::MetricFamilies& out) {
       core::gaugeFamily("fabricwatch_probe_fabric_peer_bandwidth_bytes_per_second",
                         "Bandwidth to the peer in the latest round that measured bandwidth (every "
                         "probes.fabric.bandwidth_interval).");
-  for (const auto& b : t.bandwidth)
-    addSample(bw, {{"peer", b.peer.address}, {"peer_node", b.peer.node}}, b.bytes_per_second);
+  std::map<std::string, const BandwidthSample*> lowest;  // per peer, over its rails
+  for (const auto& b : t.bandwidth) {
+    auto& l = lowest[b.peer.address];
+    if (!l || b.bytes_per_second < l->bytes_per_second) l = &b;
+  }
+  for (const auto& [_, b] : lowest)
+    addSample(bw, {{"peer", b->peer.address}, {"peer_node", b->peer.node}}, b->bytes_per_second);
   out.push_back(std::move(bw));
+  railMetrics(view, out);
 }
 
 }  // namespace fabricwatch::probes::fabric

@@ -7,6 +7,7 @@ namespace fabricwatch::probes::fabric {
 std::string encodeFabricHello(const FabricHello& m) {
   std::string out;
   putString(out, m.provider);
+  putU32(out, m.rail);
   return out;
 }
 
@@ -14,6 +15,7 @@ std::optional<FabricHello> decodeFabricHello(std::string_view payload) {
   PayloadReader in(payload);
   FabricHello m;
   m.provider = in.string();
+  if (in.ok() && in.left()) m.rail = in.u32();
   if (!in.done()) return std::nullopt;
   return m;
 }
@@ -24,6 +26,9 @@ std::string encodeFabricHelloReply(const FabricHelloReply& m) {
   putString(out, m.fabric);
   putU64(out, m.epoch);
   putString(out, m.name);
+  putU32(out, m.rail);
+  putU64(out, m.rails);
+  putString(out, m.domain);
   return out;
 }
 
@@ -34,6 +39,11 @@ std::optional<FabricHelloReply> decodeFabricHelloReply(std::string_view payload)
   m.fabric = in.string();
   m.epoch = in.u64();
   m.name = in.string();
+  if (in.ok() && in.left()) {
+    m.rail = in.u32();
+    m.rails = in.u64();
+    m.domain = in.string();
+  }
   if (!in.done() || m.name.empty()) return std::nullopt;
   return m;
 }
@@ -48,6 +58,7 @@ std::string encodeFabricSessionRequest(const FabricSessionRequest& m) {
   putU32(out, m.spec.timeout_ms);
   putString(out, m.provider);
   putString(out, m.name);
+  putU32(out, m.rail);
   return out;
 }
 
@@ -62,6 +73,7 @@ std::optional<FabricSessionRequest> decodeFabricSessionRequest(std::string_view 
   m.spec.timeout_ms = in.u32();
   m.provider = in.string();
   m.name = in.string();
+  if (in.ok() && in.left()) m.rail = in.u32();
   if (!in.done() || m.name.empty()) return std::nullopt;
   return m;
 }

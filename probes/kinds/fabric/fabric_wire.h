@@ -8,6 +8,10 @@
 //            SessionSpec) with the prober's endpoint name; the reply carries the responder's
 //            epoch. A busy responder declines (the channel's declined frame).
 // Endpoint names are binary (a sockaddr, an EFA GID and QPN ...), at most 253 bytes.
+// Rails (rails.h): hello and session name the rail they are about (a trailing u32; absent, as
+// from a prober of before rails: rail 0), and the hello reply says which rails the responder's
+// node has (a mask of rails 0..63) and the rail's domain. A node that lacks the rail declines
+// with kRailMissing.
 
 #include <cstdint>
 #include <optional>
@@ -27,8 +31,12 @@ inline constexpr FrameType kFabricHelloReply{17};
 inline constexpr FrameType kFabricSessionRequest{18};
 inline constexpr FrameType kFabricSessionReply{19};
 
+// The decline of a hello or session for a rail the node does not have.
+inline constexpr std::string_view kRailMissing = "rail missing";
+
 struct FabricHello {
   std::string provider;
+  uint32_t rail = 0;
 };
 
 struct FabricHelloReply {
@@ -36,12 +44,16 @@ struct FabricHelloReply {
   std::string fabric;
   uint64_t epoch = 0;
   std::string name;
+  uint32_t rail = 0;
+  uint64_t rails = 1;  // bit i: the node has rail i
+  std::string domain;  // the rail's domain on that node
 };
 
 struct FabricSessionRequest {
   fabric::SessionSpec spec;
   std::string provider;
   std::string name;  // the prober's endpoint
+  uint32_t rail = 0;
 };
 
 struct FabricSessionReply {

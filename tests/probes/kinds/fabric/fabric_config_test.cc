@@ -54,5 +54,30 @@ TEST(FabricConfigTest, KeysDefaultsAndProblems) {
             "bandwidth_window x bandwidth_size (16777216 bytes each): one to warm up, one to time");
 }
 
+TEST(FabricConfigTest, RailsAreDomainsPerRailEachProblemPositioned) {
+  auto r = config::loadConfig(
+      "[probes.fabric]\nrails = [\"mlx5_0\", \"mlx5_1|mlx5_9\"]\nrails_per_round = 2\n", "t.toml",
+      kindLoadOptions());
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  const auto& f = fabricConfig(r.config);
+  EXPECT_EQ(f.rails, (std::vector<std::string>{"mlx5_0", "mlx5_1|mlx5_9"}));
+  EXPECT_EQ(f.rails_per_round, 2);
+  EXPECT_TRUE(FabricConfig{}.rails.empty());
+  EXPECT_EQ(FabricConfig{}.rails_per_round, 8);
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails = [\"mlx5_0\", \"eth 1\"]\n"),
+            "2:9: rail name \"eth 1\" may hold only letters, digits and _ - . : @ (a libfabric "
+            "domain or interface)");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails = [\"eth1|\"]\n").substr(0, 32),
+            "2:9: rail \"eth1|\" must be a doma");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails = [\"eth1\", \"eth2|eth1\"]\n"),
+            "2:9: probes.fabric.rails names \"eth1\" on two rails");
+  EXPECT_EQ(configProblem("[probes.fabric]\ndomain = \"mlx5_0\"\nrails = [\"mlx5_1\"]\n"),
+            "3:9: probes.fabric.rails and probes.fabric.domain exclude each other: name the "
+            "domain in rails");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails_per_round = 0\n").substr(0, 5), "2:19:");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails = [\"mlx5_0\", [\"mlx5_1\"]]\n").substr(0, 5),
+            "2:9: ");
+}
+
 }  // namespace
 }  // namespace fabricwatch::probes::fabric

@@ -1,5 +1,6 @@
 // A request from its bytes to its answer (http_io_thread.h): a complete head is parsed (or
-// refused with its status and counted), then rate-limited, checked for basic auth and routed.
+// refused with its status and counted), then rate-limited per client, checked for basic auth
+// and routed.
 // Routes marked Runs::kIoThread are answered here at once; a request whose password still needs
 // a bcrypt check goes to the password thread first, so that guessing never occupies the
 // handler pool; the rest go to the pool, whose answers come back through post().
@@ -43,22 +44,20 @@ void HttpServer::Impl::processInput(Conn& c) {
   if (c.peer_eof) closeConn(c);
 }
 
-// The web configuration's rate_limit: one token bucket for the whole server.
-bool HttpServer::Impl::rateLimited(const WebSecurity* sec) {
+// The web configuration's rate_limit, a bucket per client: the address for an unauthenticated
+// request (no credentials, wrong ones, or ones not verified yet), the address and user for one
+// whose credentials are verified (a cache hit). So a flood, authenticated or not, empties only
+// its own bucket: it never makes another address's scrapes, nor an authenticated scraper's
+// at its own address, answer 429. Password guesses are charged to their address.
+bool HttpServer::Impl::rateLimited(const WebSecurity* sec, const Conn& c, const std::string* user) {
   if (!sec || !sec->rateLimit() || sec->rateLimit()->interval.count() <= 0) return false;
-  const auto& rl = *sec->rateLimit();
-  auto now = Clock::now();
-  if (rate_config != sec) {  // a new configuration starts with a full bucket
+  if (rate_config != sec) {  // a new configuration starts with full buckets
     rate_config = sec;
-    tokens = rl.burst;
-    tokens_at = now;
+    rate.reset(sec->rateLimit()->burst, sec->rateLimit()->interval);
   }
-  tokens = std::min<double>(rl.burst, tokens + std::chrono::duration<double>(now - tokens_at) /
-                                                   std::chrono::duration<double>(rl.interval));
-  tokens_at = now;
-  if (tokens < 1) return true;
-  tokens -= 1;
-  return false;
+  std::string key = c.addr;
+  if (user) key.append(1, '\0').append(*user);
+  return !rate.take(key, Clock::now());
 }
 
 void HttpServer::Impl::dispatch(Conn& c, ParsedHead head) {
@@ -70,19 +69,24 @@ void HttpServer::Impl::dispatch(Conn& c, ParsedHead head) {
   bool is_head = head.request.method == "HEAD";
   c.head_request = is_head;
   auto sec = currentSecurity();
-  if (rateLimited(sec.get())) {
+  const BasicAuth* auth = sec ? sec->basicAuth() : nullptr;
+  std::optional<Credentials> creds;
+  bool verified = false;
+  if (auth) {
+    creds = parseBasicAuthorization(head.request.header("authorization"));
+    verified = creds && auth->cached(*creds);
+  }
+  if (rateLimited(sec.get(), c, verified ? &creds->user : nullptr)) {
     respond(c, plainText(429, "Too Many Requests\n"), c.keep_alive, is_head);
     return;
   }
   HttpJob job{c.id, std::move(head.request), sec, std::nullopt};
-  const BasicAuth* auth = sec ? sec->basicAuth() : nullptr;
   if (auth && !opts.auth_exempt_paths.count(job.request.path)) {
-    auto creds = parseBasicAuthorization(job.request.header("authorization"));
     if (!creds) {
       respond(c, unauthorizedResponse(), c.keep_alive, is_head);
       return;
     }
-    if (!auth->cached(*creds)) {
+    if (!verified) {
       job.credentials = std::move(creds);
       if (!pool->submitAuth(std::move(job))) {
         count(HttpDrop::kAuthBusy);

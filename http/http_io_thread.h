@@ -34,6 +34,7 @@
 #include "http/http_message.h"
 #include "http/http_pool.h"
 #include "http/http_server.h"
+#include "http/rate_limiter.h"
 
 namespace fabricwatch::http {
 
@@ -114,9 +115,9 @@ struct HttpServer::Impl {
   uint64_t next_id = 2;
   Clock::time_point next_sweep = Clock::time_point::max();
   Clock::time_point accept_paused_until{};
-  // The rate limit's token bucket, and the configuration it was filled for.
-  double tokens = 0;
-  Clock::time_point tokens_at{};
+  // The rate limit's buckets (one per client: rateLimited()), and the configuration they were
+  // filled for.
+  RateLimiter rate;
   const WebSecurity* rate_config = nullptr;
 
   std::shared_ptr<const WebSecurity> currentSecurity() const {
@@ -152,7 +153,7 @@ struct HttpServer::Impl {
 
   // http_dispatch.cc
   void processInput(Conn& c);
-  bool rateLimited(const WebSecurity* sec);
+  bool rateLimited(const WebSecurity* sec, const Conn& c, const std::string* user);
   void dispatch(Conn& c, ParsedHead head);
   std::string routeLabel(const std::string& path) const;
   bool onIoThread(const std::string& path) const;

@@ -7,6 +7,7 @@
 #include <crypt.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -241,6 +242,49 @@ TEST_F(WebSecurityTest, RateLimitAnswers429) {
   EXPECT_EQ(curl({}, "/hello", false), "200");
   EXPECT_EQ(curl({}, "/hello", false), "200");
   EXPECT_EQ(curl({}, "/hello", false), "429");
+}
+
+// issue 23 item 4: the rate limit was one bucket for everyone, taken before authentication, so
+// an unauthenticated pipelined /healthz flood got every authenticated scrape a 429. Buckets are
+// per client now: a flood from another address, or an unauthenticated one from the scraper's
+// own address, empties only its own bucket.
+TEST_F(WebSecurityTest, AnUnauthenticatedFloodCannotRateLimitAuthenticatedScrapers) {
+  // No refill within the test: what each client gets is its burst.
+  start("basic_auth_users:\n  alice: " + kAlice + "\nrate_limit:\n  burst: 20\n  interval: 1h\n",
+        {"/healthz"});
+  const std::string flood_request = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string scrape =
+      "GET /hello HTTP/1.1\r\nHost: x\r\nAuthorization: Basic YWxpY2U6YWxpY2UxMjM=\r\n\r\n";
+  auto other = testing::TcpClient::connect(server_.port(), "127.0.0.2");
+  auto same = testing::TcpClient::connect(server_.port(), "127.0.0.1");
+  auto scraper = testing::TcpClient::connect(server_.port(), "127.0.0.1");
+  ASSERT_TRUE(other && same && scraper);
+  constexpr int kScrapes = 20, kBatch = 25;
+  int scraped = 0, flood_ok = 0, flood_429 = 0;
+  auto flood = [&](testing::TcpClient& c) {
+    std::string batch;
+    for (int j = 0; j < kBatch; ++j) batch += flood_request;
+    ASSERT_TRUE(c.send(batch));
+    for (int j = 0; j < kBatch; ++j) {
+      std::string r = c.readResponse();
+      if (r.rfind("HTTP/1.1 200", 0) == 0) ++flood_ok;
+      if (r.rfind("HTTP/1.1 429", 0) == 0) ++flood_429;
+    }
+  };
+  for (int i = 0; i < kScrapes; ++i) {
+    flood(*other);
+    // From the scraper's own address too, once its credentials are verified (its first scrape
+    // is charged to its address, as a password guess would be).
+    if (i > 0) flood(*same);
+    ASSERT_TRUE(scraper->send(scrape));
+    if (scraper->readResponse().rfind("HTTP/1.1 200", 0) == 0) ++scraped;
+  }
+  std::printf("authenticated scrapes answered 200: %d of %d; flood: %d answered 200, %d 429\n",
+              scraped, kScrapes, flood_ok, flood_429);
+  EXPECT_EQ(scraped, kScrapes);
+  // Each flooding bucket gave its burst and no more (127.0.0.1's less the scraper's first).
+  EXPECT_EQ(flood_ok, 39);
+  EXPECT_EQ(flood_429, (2 * kScrapes - 1) * kBatch - 39);
 }
 
 // Password guessing fills the password thread's queue: what does not fit is answered 503 at

@@ -84,6 +84,18 @@ int getinfo(const EndpointOptions& o, const std::string& prov_name, const char* 
   return ret;
 }
 
+// The entries of fi_getinfo's list whose provider is `prov` (every entry when it is empty), with
+// their provider names in the same order: what both the domain listing and the opening choose from.
+void matchingEntries(fi_info* list, const std::string& prov, std::vector<std::string>& names,
+                     std::vector<fi_info*>& entries) {
+  for (fi_info* i = list; i; i = i->next) {
+    std::string n = i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
+    if (!prov.empty() && !providerMatches(prov, n)) continue;
+    names.push_back(n);
+    entries.push_back(i);
+  }
+}
+
 }  // namespace
 
 std::string FabricError::message() const {
@@ -119,12 +131,7 @@ std::optional<DomainList> listDomains(const EndpointOptions& opts,
   }
   std::vector<std::string> names;
   std::vector<fi_info*> entries;
-  for (fi_info* i = list.get(); i; i = i->next) {
-    std::string n = i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
-    if (!prov.empty() && !providerMatches(prov, n)) continue;
-    names.push_back(n);
-    entries.push_back(i);
-  }
+  matchingEntries(list.get(), prov, names, entries);
   std::optional<size_t> pick =
       prov.empty() ? pickAuto(names) : (entries.empty() ? std::nullopt : std::optional<size_t>(0));
   if (!pick) {
@@ -192,12 +199,7 @@ std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
   if (ret) return libfabricError("fi_getinfo", ret);
   std::vector<std::string> names;
   std::vector<fi_info*> entries;
-  for (fi_info* i = list.get(); i; i = i->next) {
-    std::string n = i->fabric_attr && i->fabric_attr->prov_name ? i->fabric_attr->prov_name : "";
-    if (!prov.empty() && !providerMatches(prov, n)) continue;
-    names.push_back(n);
-    entries.push_back(i);
-  }
+  matchingEntries(list.get(), prov, names, entries);
   std::optional<size_t> pick;
   if (prov.empty())
     pick = pickAuto(names);

@@ -851,8 +851,9 @@ class Lab:
         # machine measure the scheduler more than the loopback: the worst peer's p99 of 64 B
         # pings is a preemption (1-2 ms), and with a core busy 8 MiB pings (7-21 ms one way)
         # straddled 5x that, as 4 KiB bandwidth messages (1-190 MB/s) straddled half the
-        # 64 KiB windows' best. So the fault is one 32 MiB ping and 64 windows of one 64 B
-        # message (a few MB/s at best), with a 1 s timeout (a 32 MiB round trip takes
+        # 64 KiB windows' best. So the fault is one 32 MiB ping and 64 windows of one 16 B
+        # message (the smallest the schema allows: up to 1.5 MB/s, where 64 B messages reached
+        # 5.7 MB/s under ASan, above half of that build's 64 KiB best), with a 1 s timeout (a 32 MiB round trip takes
         # hundreds of ms on a loaded machine) in 3 s rounds (so that the exclusive fabric
         # kind still has room for its timeout after the others). The alerts read the latest
         # measurement of their last minutes, so a probe that times out or a round that had
@@ -878,9 +879,9 @@ class Lab:
                   ("iterations = 20", "iterations = 1"), ("warmup = 2", "warmup = 0"),
                   ('[probe]\ninterval = "1s"', '[probe]\ninterval = "3s"'),
                   ('timeout = "200ms"', 'timeout = "1s"'),
-                  ('bandwidth_size = "64KiB"', 'bandwidth_size = "64B"'),
+                  ('bandwidth_size = "64KiB"', 'bandwidth_size = "16B"'),
                   ("bandwidth_window = 4", "bandwidth_window = 1"),
-                  ('bandwidth_bytes = "512KiB"', 'bandwidth_bytes = "4KiB"'))),
+                  ('bandwidth_bytes = "512KiB"', 'bandwidth_bytes = "1KiB"'))),
               lambda: None,  # erdma's configuration repair below reloads the original
               {"alertname": "FabricwatchFabricLatencyHigh", "instance": erdma.instance},
               {"alertname": "FabricwatchFabricBandwidthLow", "instance": erdma.instance},

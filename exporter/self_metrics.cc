@@ -97,7 +97,7 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
     auto f = family("fabricwatch_web_config_reloads_refused_total",
                     "Reloads of --web.config.file refused, the previous file kept, by reason: "
                     "invalid, tls_change (TLS on or off needs a restart), less_protection (basic "
-                    "auth off or client certificates weakened without "
+                    "auth off, fewer users or client certificates weakened without "
                     "fabricwatch_allow_less_protection: true). Absent until the first.",
                     MetricType::Counter);
     for (const auto& [reason, n] : web_refused_)

@@ -156,6 +156,7 @@ struct HttpServer::Impl {
   void processInput(Conn& c);
   bool rateLimited(const WebSecurity* sec, const Conn& c, const std::string* user);
   void dispatch(Conn& c, ParsedHead head);
+  void authBusy(Conn& c);
   std::string routeLabel(const std::string& path) const;
   bool onIoThread(const std::string& path) const;
   HttpResponse handle(const HttpRequest& req);

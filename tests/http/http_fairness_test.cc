@@ -2,18 +2,23 @@
 // addresses that do not read their answers, or that guess passwords over keep-alive, never
 // cost a client at another address its scrapes.
 
+#include <crypt.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/diagnostic.h"
 #include "http/http_server.h"
+#include "http/web_security.h"
 #include "tests/support/tcp_client.h"
+#include "tests/support/test_pki.h"
 
 namespace fabricwatch::http {
 namespace {
@@ -135,6 +140,78 @@ TEST(HttpFairnessTest, AnAddressAtItsShareDoesNotCutAnotherAddresssAnswer) {
   for (size_t i = 2; i < 4; ++i)
     EXPECT_EQ(readers[i].readResponse(10s).substr(0, 12), "HTTP/1.1 200") << i;
   server.stop();
+}
+
+// 8 addresses x 12 keep-alive connections guess a password (bcrypt cost 10) without pause, so
+// that more than the password queue's 64 places are always asked for; the credential cache is
+// emptied before each scrape (a reload), so every scrape of the legitimate client needs a check
+// of its own. Before the queue was shared by address, every such scrape was answered 503.
+TEST(HttpFairnessTest, PasswordGuessingFromEightAddressesCannotLockAScraperOut) {
+  char salt[CRYPT_GENSALT_OUTPUT_SIZE];
+  ASSERT_TRUE(crypt_gensalt_rn("$2b$", 10, nullptr, 0, salt, sizeof salt));
+  auto data = std::make_unique<crypt_data>();
+  std::memset(data.get(), 0, sizeof(crypt_data));
+  std::string slow = crypt_rn("not-guessable", salt, data.get(), sizeof(crypt_data));
+  const std::string file =
+      "basic_auth_users:\n  alice: " + testing::kAliceHash + "\n  root: " + slow + "\n";
+  auto fresh = [&] {
+    auto l = buildWebSecurity(file, "/web.yml");
+    EXPECT_TRUE(l.problems.empty()) << core::formatAll(l.problems);
+    return l.security;
+  };
+  HttpServer server;
+  server.route("/metrics", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "m"}; });
+  server.setSecurity(fresh());
+  HttpOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.max_connections = 512;
+  o.max_connections_per_address = 64;
+  ASSERT_TRUE(server.start(o));
+  int port = server.port();
+  std::atomic<bool> stop{false};
+  std::atomic<int> guesses{0};
+  std::vector<std::thread> flood;
+  for (int a = 2; a <= 9; ++a) {
+    for (int i = 0; i < 12; ++i) {
+      flood.emplace_back([&, source = "127.0.0." + std::to_string(a)] {
+        std::optional<TcpClient> c;
+        while (!stop) {
+          if (!c) c = TcpClient::connect(port, source);
+          if (!c) continue;
+          if (!c->send(fairGet("/metrics", "cm9vdDpndWVzcw=="))) {  // root:guess
+            c.reset();
+            continue;
+          }
+          std::string r = c->readResponse(2s);
+          ++guesses;
+          if (r.rfind("HTTP/1.1 401", 0) != 0) c.reset();  // 503 closes; so does a timeout
+        }
+      });
+    }
+  }
+  // The flood is on: the queue is full and refusing.
+  auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (server.dropped(HttpDrop::kAuthBusy) < 50 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(10ms);
+  ASSERT_GE(server.dropped(HttpDrop::kAuthBusy), 50u);
+  const std::string alice = "YWxpY2U6YWxpY2UxMjM=";  // alice:alice123
+  constexpr int kScrapes = 10;
+  int ok = 0;
+  for (int i = 0; i < kScrapes; ++i) {
+    server.setSecurity(fresh());  // a reload: nothing cached
+    auto c = TcpClient::connect(port, "127.0.0.1");
+    ASSERT_TRUE(c);
+    std::string r = c->send(fairGet("/metrics", alice)) ? c->readResponse(10s) : "";
+    if (r.rfind("HTTP/1.1 200", 0) == 0)
+      ++ok;
+    else
+      ADD_FAILURE() << "scrape " << i << ": " << r.substr(0, 40);
+  }
+  stop = true;
+  server.stop();  // answers nothing more: the flood's reads end at their timeout
+  for (auto& t : flood) t.join();
+  EXPECT_EQ(ok, kScrapes);
+  EXPECT_GT(guesses.load(), 0);
 }
 
 }  // namespace

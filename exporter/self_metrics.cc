@@ -82,8 +82,8 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
   auto dropped = family(
       "fabricwatch_http_dropped_total",
       "HTTP connections the server refused or closed before answering, or answered with an "
-      "error and closed, by reason: limit, address_limit, evicted (no complete request, closed "
-      "to make room), evicted_idle, head_timeout, write_timeout, tls_handshake, malformed, "
+      "error and closed, by reason: limit, address_limit, evicted (no complete request, or "
+      "not reading its answer; closed to make room), evicted_idle, head_timeout, write_timeout, tls_handshake, malformed, "
       "target, version, too_large, too_many_headers, body, auth_busy.",
       MetricType::Counter);
   // Every reason from the start, so that rate() has a series before the first event.
@@ -97,7 +97,7 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
     auto f = family("fabricwatch_web_config_reloads_refused_total",
                     "Reloads of --web.config.file refused, the previous file kept, by reason: "
                     "invalid, tls_change (TLS on or off needs a restart), less_protection (basic "
-                    "auth off or client certificates weakened without "
+                    "auth off, fewer users or client certificates weakened without "
                     "fabricwatch_allow_less_protection: true). Absent until the first.",
                     MetricType::Counter);
     for (const auto& [reason, n] : web_refused_)

@@ -3,7 +3,8 @@
 // and routed.
 // Routes marked Runs::kIoThread are answered here at once; a request whose password still needs
 // a bcrypt check goes to the password thread first, so that guessing never occupies the
-// handler pool; the rest go to the pool, whose answers come back through post().
+// handler pool (its queue is shared fairly by client address: http_pool.h); the rest go to the
+// pool, whose answers come back through post().
 
 #include <unistd.h>
 
@@ -88,11 +89,14 @@ void HttpServer::Impl::dispatch(Conn& c, ParsedHead head) {
     }
     if (!verified) {
       job.credentials = std::move(creds);
-      if (!pool->submitAuth(std::move(job))) {
-        count(HttpDrop::kAuthBusy);
-        HttpResponse busy = plainText(503, "Service Unavailable: too many logins at once\n");
-        busy.extra_headers.emplace_back("Retry-After", "1");
-        respond(c, std::move(busy), false, is_head);
+      HttpPool::AuthAdmission admitted = pool->submitAuth(std::move(job), c.addr);
+      if (!admitted.queued) {
+        authBusy(c);
+        return;
+      }
+      if (admitted.displaced) {
+        auto it = conns.find(*admitted.displaced);
+        if (it != conns.end()) authBusy(*it->second);
       }
       return;
     }
@@ -102,6 +106,14 @@ void HttpServer::Impl::dispatch(Conn& c, ParsedHead head) {
     return;
   }
   pool->submit(std::move(job));
+}
+
+// 503 for a request the password queue has no room for (http_pool.h: each address's share).
+void HttpServer::Impl::authBusy(Conn& c) {
+  count(HttpDrop::kAuthBusy);
+  HttpResponse busy = plainText(503, "Service Unavailable: too many logins at once\n");
+  busy.extra_headers.emplace_back("Retry-After", "1");
+  respond(c, std::move(busy), false, c.head_request);
 }
 
 // The observer's route label: a route's path, or "other", so that what clients make up never

@@ -11,7 +11,7 @@ namespace fabricwatch::http {
 enum class HttpDrop {
   kLimit,           // at max_connections, nothing evictable
   kAddressLimit,    // at max_connections_per_address, nothing evictable from that address
-  kEvicted,         // had not completed a request; closed to make room
+  kEvicted,         // no complete request, or not reading its answer; closed to make room
   kEvictedIdle,     // idle keep-alive; closed to make room
   kHeadTimeout,     // TLS handshake or request head not complete within request_timeout
   kWriteTimeout,    // the client did not read its response within request_timeout

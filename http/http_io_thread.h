@@ -52,7 +52,7 @@ struct HttpServer::Impl {
     kHandshake,  // TLS handshake
     kHead,       // reading a request head (deadline: request_timeout)
     kBusy,       // the request is with the auth thread or a handler
-    kWrite,      // writing the response (deadline: request_timeout)
+    kWrite,      // writing the response (deadline: request_timeout; evictable)
     kIdle,       // keep-alive, waiting for the next request (deadline: idle_timeout)
     kLinger,     // answered and shut down for writing; draining what the client sends
   };
@@ -63,7 +63,8 @@ struct HttpServer::Impl {
     SSL* ssl = nullptr;
     std::string addr;
     State state = State::kHead;
-    Clock::time_point since;     // when it entered its state (eviction order)
+    // When it entered its state, or its answer last moved (eviction order).
+    Clock::time_point since;
     Clock::time_point deadline;  // when its state times out
     uint32_t events = 0;         // the epoll interest now
     bool peer_eof = false;
@@ -147,7 +148,7 @@ struct HttpServer::Impl {
   bool admits(const std::string& addr);
   Conn& track(std::unique_ptr<Conn> c);
   static int evictionRank(State s);
-  bool evictOne(const std::string* addr);
+  bool evictOne(const std::string* addr, const std::string& newcomer);
   void sweep(Clock::time_point now);
   void closeConn(Conn& c);
 
@@ -155,6 +156,7 @@ struct HttpServer::Impl {
   void processInput(Conn& c);
   bool rateLimited(const WebSecurity* sec, const Conn& c, const std::string* user);
   void dispatch(Conn& c, ParsedHead head);
+  void authBusy(Conn& c);
   std::string routeLabel(const std::string& path) const;
   bool onIoThread(const std::string& path) const;
   HttpResponse handle(const HttpRequest& req);

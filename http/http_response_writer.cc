@@ -55,6 +55,7 @@ void HttpServer::Impl::writeResponse(Conn& c) {
     if (n == 0) break;
     IoResult r = ioWrite(c.fd, c.ssl, iov, n);
     c.out_off += r.bytes;
+    if (r.bytes > 0) c.since = Clock::now();  // a reader that reads is not the slowest
     if (r.status == Io::kDone) continue;
     if (r.status == Io::kWantWrite) {
       interest(c, EPOLLOUT);

@@ -7,8 +7,10 @@
 // a descriptor and a buffer, never a thread. A small pool (`threads`) runs the handlers of
 // complete requests; password checks run on one thread of their own, so guessing cannot
 // occupy the pool. Connections are capped in total and per client address; when a cap is
-// reached, connections that have not completed a request (then idle keep-alive ones) are
-// evicted oldest first, so a scraper always gets in. Every refusal is counted by reason.
+// reached, connections that have not completed a request (then idle keep-alive ones, then
+// those whose client does not read its answer) are evicted oldest first, an address under its
+// fair share of the total taking from the address holding the most, so a scraper always gets
+// in. Every refusal is counted by reason.
 
 #include <array>
 #include <atomic>

@@ -270,9 +270,13 @@ struct Builder {
 
 std::vector<std::string> lessProtection(const WebProtection& before, const WebProtection& after) {
   std::vector<std::string> out;
+  auto users = [](size_t n) { return std::to_string(n) + (n == 1 ? " user" : " users"); };
   if (before.users > 0 && after.users == 0)
-    out.push_back("basic auth turned off (" + std::to_string(before.users) +
-                  (before.users == 1 ? " user" : " users") + " before, none now)");
+    out.push_back("basic auth turned off (" + users(before.users) + " before, none now)");
+  else if (after.users < before.users)
+    // A file cut inside its users' list, or a merge that lost some, looks like this too.
+    out.push_back("fewer users (" + users(before.users) + " before, " + users(after.users) +
+                  " now)");
   if (before.requires_client_cert && !after.requires_client_cert)
     out.push_back("client certificates no longer required");
   if (before.verifies_client_cert && !after.verifies_client_cert)

@@ -29,9 +29,10 @@ struct WebProtection {
 };
 
 // What `after` protects less than `before`, one phrase each ("basic auth turned off (2 users
-// before, none now)"); empty when nothing is weaker. Fewer users, but some, is not less
-// protection: removing a user is how access is revoked. TLS on or off is refused on its own
-// (it needs a restart), so it is not listed here.
+// before, none now)", "fewer users (2 users before, 1 user now)"); empty when nothing is
+// weaker. Fewer users is less protection: a file cut inside its users' list looks exactly like
+// a revocation, so revoking a user takes kAllowLessProtection (or a restart). TLS on or off is
+// refused on its own (it needs a restart), so it is not listed here.
 std::vector<std::string> lessProtection(const WebProtection& before, const WebProtection& after);
 
 class WebSecurity {

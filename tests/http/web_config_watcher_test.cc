@@ -172,8 +172,15 @@ TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   dir.write("web.yml", "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
   EXPECT_FALSE(w.reloadIfChanged());
   EXPECT_EQ(w.current(), good);
-  // A user removed (access revoked) applies at once: fewer users, but auth stays on.
+  // A user removed is less protection too (a file cut inside its users' list looks the same):
+  // refused, the two users stay...
   dir.write("web.yml", kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
+  EXPECT_FALSE(w.reloadIfChanged());
+  EXPECT_EQ(w.current(), good);
+  EXPECT_EQ(w.current()->basicAuth()->users(), 2u);
+  // ...unless the file says so plainly (access revoked on purpose).
+  dir.write("web.yml", "fabricwatch_allow_less_protection: true\n" + kWatcherTls +
+                           "basic_auth_users:\n  alice: " + kWatcherAlice + "\n");
   EXPECT_TRUE(w.reloadIfChanged());
   EXPECT_EQ(w.current()->basicAuth()->users(), 1u);
   // A changed certificate (cert-manager renewing the Secret) is a change too.
@@ -188,7 +195,7 @@ TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   auto now = w.current();
   std::lock_guard lock(mu);
   EXPECT_EQ(applied, now);
-  EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, true, true}));
+  EXPECT_EQ(reports, (std::vector<bool>{true, true, false, false, false, true, true}));
 }
 
 // Issue 23, item 2: a reload that would turn basic auth off (an emptied, truncated or
@@ -334,14 +341,16 @@ void replace(const testing::TempDir& dir, const std::string& name, const std::st
 // connections (a handshake under whichever context is current), on a keep-alive connection
 // (which keeps the context it was accepted under) and with a user who comes and goes. alice is
 // in every version of the file: she is always let in; bob is let in or refused, never anything
-// else. Each new version has an empty credentials cache, so the password thread runs too.
+// else (the files that remove him say fabricwatch_allow_less_protection). Each new version has
+// an empty credentials cache, so the password thread runs too.
 TEST(WebConfigReloadTest, ScrapesAreAnsweredWhileReloadsSwapTlsAndUsers) {
   ASSERT_EQ(watcherPki().error, "");
   testing::TempDir dir;
   std::filesystem::copy_file(watcherPki().server_crt, dir.path() + "/server.crt");
   std::filesystem::copy_file(watcherPki().server_key, dir.path() + "/server.key");
-  const std::string alice_only =
-      kWatcherTls + "basic_auth_users:\n  alice: " + kWatcherAlice + "\n";
+  // Bob's leaving is fewer users: the file says it means it.
+  const std::string alice_only = "fabricwatch_allow_less_protection: true\n" + kWatcherTls +
+                                 "basic_auth_users:\n  alice: " + kWatcherAlice + "\n";
   const std::string both = alice_only + "  bob: " + kWatcherBob + "\n";
   std::string file = dir.write("web.yml", alice_only);
 

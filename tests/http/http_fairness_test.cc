@@ -97,7 +97,7 @@ TEST(HttpFairnessTest, SlowReadersCannotTakeEverySlot) {
 
 // An address at its share of the slots does not evict another address's reader: it waits its
 // turn like before (refused at the total cap), and the reader's answer is not cut.
-TEST(HttpFairnessTest, AnAddressAtItsShareDoesNotCutAnotherAddresssAnswer) {
+TEST(HttpFairnessTest, AnAddressAtItsShareDoesNotCutAnotherAddressesAnswer) {
   auto body = std::make_shared<const std::string>(64 << 10, 'f');
   HttpServer server;
   server.route("/big", [&](const HttpRequest&) {

@@ -132,6 +132,8 @@ struct Config {
     std::string resource_group_file;  // node-label file with fabricwatch.io/resource-group=...
     Duration reload_interval{30000};  // how often pack files are checked for changes; 0: never
     int max_workload_subjects = 20;   // workload violations listed one by one per rule
+    // serve: how long a violation stays "recovering" after its rule passes again.
+    Duration violation_hold{300000};
     bool operator==(const Policy&) const = default;
   } policy;
 };

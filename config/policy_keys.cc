@@ -40,6 +40,7 @@ TableDef policyTable() {
                   })
           .duration("reload_interval", milliseconds(0), hours(24), &P::reload_interval)
           .integer("max_workload_subjects", 1, 1000, &P::max_workload_subjects)
+          .duration("violation_hold", milliseconds(0), hours(24), &P::violation_hold)
           .build();
   t.keys.push_back(policyExtraMetricsKey());
   return t;

@@ -47,6 +47,11 @@ struct Violation {
   std::string remediation;
   // The subject as a bounded metric label: "node" or "workload:<pod uid or pid>".
   std::string metric_subject;
+  // Its lifecycle in `serve` (policy/violation_tracker.h); state "" where nothing tracks it
+  // (`check`): "active" while its rule fails, "recovering" for the hold after it passed again.
+  std::string state;
+  std::chrono::system_clock::time_point began_at{};
+  std::chrono::system_clock::time_point recovering_since{};  // set while recovering
 };
 
 // A snapshot's metric families rendered once, when it is published (exporter/exposition.h):

@@ -55,12 +55,19 @@ http::HttpResponse factsJson(const core::Snapshot* snap) {
 core::Value violationsValue(const std::vector<core::Violation>& violations) {
   core::Value list = core::Value::list();
   for (const auto& v : violations) {
-    list.push(core::Value::map({{"pack", v.pack},
-                                {"rule", v.rule},
-                                {"severity", v.severity},
-                                {"subject", v.subject},
-                                {"message", v.message},
-                                {"remediation", v.remediation}}));
+    core::Value e = core::Value::map({{"pack", v.pack},
+                                      {"rule", v.rule},
+                                      {"severity", v.severity},
+                                      {"subject", v.subject},
+                                      {"message", v.message},
+                                      {"remediation", v.remediation}});
+    // The lifecycle where something tracks it (serve); `check` prints none.
+    if (!v.state.empty()) {
+      e["state"] = v.state;
+      e["began_at"] = core::rfc3339(v.began_at);
+      if (v.state == "recovering") e["recovering_since"] = core::rfc3339(v.recovering_since);
+    }
+    list.push(std::move(e));
   }
   return list;
 }

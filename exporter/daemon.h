@@ -14,6 +14,7 @@
 #include "exporter/flags.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
+#include "policy/violation_tracker.h"
 #include "http/http_server.h"
 #include "http/web_config_watcher.h"
 #include "policy/pack_store.h"
@@ -54,6 +55,9 @@ class Daemon {
   std::shared_ptr<probes::PeerProber> prober_;
   // Outlives scheduler rebuilds, so a failed pack reload keeps the last good packs.
   std::shared_ptr<policy::PackStore> packs_;
+  // Outlives them too, so a reload keeps when each violation began and what is recovering.
+  std::shared_ptr<policy::ViolationTracker> violations_ =
+      std::make_shared<policy::ViolationTracker>();
   bool reloadPacks(const config::Config& c);
 };
 

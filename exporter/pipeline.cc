@@ -24,6 +24,7 @@ policy::StageOptions policyStageOptions(const config::Config& cfg) {
     o.group.env = env;
   o.resource_group_file = cfg.policy.resource_group_file;
   o.eval.max_workload_subjects = static_cast<size_t>(cfg.policy.max_workload_subjects);
+  o.violation_hold = cfg.policy.violation_hold;
   return o;
 }
 
@@ -56,7 +57,9 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
       for (const auto& d : packs->reload())
         core::log::error("policy", "invalid policy pack", {{"problem", d.format()}});
     }
-    sched->addStage(std::make_shared<policy::PolicyStage>(packs, policyStageOptions(cfg)));
+    policy::StageOptions stage = policyStageOptions(cfg);
+    stage.tracker = opts.violations;
+    sched->addStage(std::make_shared<policy::PolicyStage>(packs, std::move(stage)));
   }
   // Last: it renders what every source and stage before it renders.
   if (opts.exposition) sched->addStage(std::make_shared<ExpositionStage>(metricSelection(cfg)));

@@ -29,6 +29,9 @@ struct PipelineOptions {
   bool heavy_probes = false;
   // Render each snapshot's /metrics exposition when it is published (serve), as the last stage.
   bool exposition = false;
+  // The violations' lifecycle (serve: one tracker for the daemon's life, so a reload keeps
+  // when each began); null: none (check, facts).
+  std::shared_ptr<policy::ViolationTracker> violations;
 };
 
 std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,

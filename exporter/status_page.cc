@@ -185,7 +185,17 @@ void renderViolations(std::string& h, const core::Snapshot& s) {
       if (!pick(v)) continue;
       h += "<article class=\"card violation " + std::string(cls) + "\"><h4>" +
            htmlEscape(v.pack + "/" + v.rule) + " <span class=\"tag\">" + htmlEscape(v.subject) +
-           "</span></h4><p class=\"message\">" + htmlEscape(v.message) + "</p>";
+           "</span>";
+      if (v.state == "recovering") h += " <span class=\"tag recovering\">recovering</span>";
+      h += "</h4><p class=\"message\">" + htmlEscape(v.message) + "</p>";
+      // Its lifecycle where serve tracks it: since when, and since when it passes again.
+      if (!v.state.empty()) {
+        h += "<p class=\"lifecycle muted\">Began " + htmlEscape(core::rfc3339(v.began_at));
+        if (v.state == "recovering")
+          h += "; passing again since " + htmlEscape(core::rfc3339(v.recovering_since)) +
+               ", reported until its hold ends";
+        h += "</p>";
+      }
       if (!v.remediation.empty())
         h += "<p class=\"fix\"><b>Fix:</b> " + htmlEscape(v.remediation) + "</p>";
       h += "</article>";
@@ -195,6 +205,26 @@ void renderViolations(std::string& h, const core::Snapshot& s) {
     section(cls, title, [&](const core::Violation& v) { return v.severity == cls; });
   section("info", "Other", [&](const core::Violation& v) { return !known(v.severity); });
   h += "</section>";
+}
+
+// Violations whose hold ended (serve), newest first, from status["policy"]["cleared"].
+void renderCleared(std::string& h, const core::Snapshot& s) {
+  const core::Value* st = s.status.find("policy");
+  const core::Value* list = st ? st->find("cleared") : nullptr;
+  if (!list || !list->isList() || list->asList().empty()) return;
+  auto text = [](const core::Value& v, const char* k) {
+    const auto* f = v.find(k);
+    return f && f->isString() ? f->asString() : std::string();
+  };
+  h += "<section id=\"cleared\"><h2>Recently cleared</h2><table><tr><th>Rule</th><th>Subject"
+       "</th><th>Began</th><th>Passing since</th><th>Cleared</th></tr>";
+  for (const auto& c : list->asList()) {
+    h += "<tr><td>" + htmlEscape(text(c, "pack") + "/" + text(c, "rule")) + "</td><td>" +
+         htmlEscape(text(c, "subject")) + "</td><td>" + htmlEscape(text(c, "began_at")) +
+         "</td><td>" + htmlEscape(text(c, "recovering_since")) + "</td><td>" +
+         htmlEscape(text(c, "cleared_at")) + "</td></tr>";
+  }
+  h += "</table></section>";
 }
 
 void renderTable(std::string& h, const std::string& kind, const std::string& key,
@@ -370,6 +400,7 @@ http::HttpResponse statusPage(const core::Snapshot* snap) {
   if (snap) {
     renderSummary(h, *snap);
     renderViolations(h, *snap);
+    renderCleared(h, *snap);
     renderProbes(h, *snap);
     renderSources(h, *snap);
     renderPolicy(h, *snap);

@@ -1,11 +1,13 @@
 #include "policy/policy_stage.h"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
 
 #include "core/host_fs.h"
 #include "core/snapshot.h"
+#include "core/value_format.h"
 #include "policy/nccl_facts.h"
 
 namespace fabricwatch::policy {
@@ -102,6 +104,28 @@ void PolicyStage::apply(core::Snapshot& snapshot) {
   Evaluation e = evaluate(*packs, snapshot.facts, group.name, opts_.eval);
   uint64_t total = errors_total_ += e.errors.size();
   publishEvaluation(e, group, *packs, packs_->lastReload(), total, snapshot);
+  if (opts_.tracker) trackViolations(*opts_.tracker, opts_.violation_hold, snapshot);
+}
+
+void trackViolations(ViolationTracker& tracker, std::chrono::milliseconds hold,
+                     core::Snapshot& snapshot) {
+  tracker.update(snapshot.violations, snapshot.published_at, hold, snapshot.complete);
+  core::Value& st = snapshot.status["policy"];
+  st["violation_hold_seconds"] = std::chrono::duration<double>(hold).count();
+  st["cleared_total"] = tracker.clearedTotal();
+  core::Value list = core::Value::list();
+  for (const auto& c : tracker.cleared()) {
+    const core::Violation& v = c.violation;
+    list.push(core::Value::map({{"pack", v.pack},
+                                {"rule", v.rule},
+                                {"severity", v.severity},
+                                {"subject", v.subject},
+                                {"message", v.message},
+                                {"began_at", core::rfc3339(v.began_at)},
+                                {"recovering_since", core::rfc3339(v.recovering_since)},
+                                {"cleared_at", core::rfc3339(c.cleared_at)}}));
+  }
+  st["cleared"] = std::move(list);
 }
 
 std::vector<core::OptionalMetric> PolicyStage::optionalMetrics() const {
@@ -118,17 +142,46 @@ std::vector<core::OptionalMetric> policyOptionalMetrics() {
 void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFamilies& out) const {
   auto violation = core::gaugeFamily(
       "fabricwatch_policy_violation",
-      "1 while a policy rule is violated for a subject (node or workload:<pod uid or pid>); "
-      "absent otherwise.");
-  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
+      "1 while a policy rule is violated for a subject (node or workload:<pod uid or pid>), "
+      "and in serve for policy.violation_hold after it passes again (recovering); absent "
+      "otherwise.");
+  auto began = core::gaugeFamily(
+      "fabricwatch_policy_violation_began_timestamp_seconds",
+      "Unix time a violation (as fabricwatch_policy_violation) began; serve only.");
+  auto recovering = core::gaugeFamily(
+      "fabricwatch_policy_violation_recovering",
+      "1 while a violation's rule passes again but its hold (policy.violation_hold) has not "
+      "ended; absent otherwise. serve only.");
+  // One series per label set; a workload subject summed up (workload:_more) or a subject
+  // listed twice keeps the earliest start and counts as recovering only when all of it is.
+  struct Life {
+    double began = 0;
+    bool tracked = false, recovering = true;
+  };
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Life> seen;
   for (const auto& v : snapshot.violations) {
     std::string subject = v.metric_subject.empty() ? "node" : v.metric_subject;
-    if (!seen.emplace(v.pack, v.rule, v.severity, subject).second) continue;
-    core::addSample(
-        violation,
-        {{"pack", v.pack}, {"rule", v.rule}, {"severity", v.severity}, {"subject", subject}}, 1);
+    auto [it, fresh] = seen.try_emplace({v.pack, v.rule, v.severity, subject});
+    if (fresh)
+      core::addSample(
+          violation,
+          {{"pack", v.pack}, {"rule", v.rule}, {"severity", v.severity}, {"subject", subject}}, 1);
+    if (v.state.empty()) continue;
+    Life& l = it->second;
+    double at = unixSeconds(v.began_at);
+    l.began = l.tracked ? std::min(l.began, at) : at;
+    l.tracked = true;
+    l.recovering = l.recovering && v.state == "recovering";
   }
-  if (!violation.metric.empty()) out.push_back(std::move(violation));
+  for (const auto& [k, l] : seen) {
+    if (!l.tracked) continue;
+    const auto& [pack, rule, sev, subject] = k;
+    core::LabelPairs labels{{"pack", pack}, {"rule", rule}, {"severity", sev}, {"subject", subject}};
+    core::addSample(began, labels, l.began);
+    if (l.recovering) core::addSample(recovering, labels, 1);
+  }
+  for (auto* f : {&violation, &began, &recovering})
+    if (!f->metric.empty()) out.push_back(std::move(*f));
 
   const core::Value* st = snapshot.status.find("policy");
   if (st) {
@@ -206,6 +259,15 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
         "Expressions that could not be evaluated (missing facts, type errors), since start.");
     core::addSample(errors_total, {}, static_cast<double>(intAt(*st, "errors_total")));
     out.push_back(std::move(errors_total));
+
+    if (const auto* cleared = st->find("cleared_total"); cleared && cleared->isInt()) {
+      auto total = core::counterFamily(
+          "fabricwatch_policy_violations_cleared_total",
+          "Violations that cleared (their hold ended after their rule passed again), since "
+          "start; serve only.");
+      core::addSample(total, {}, static_cast<double>(cleared->asInt()));
+      out.push_back(std::move(total));
+    }
 
     auto info = core::gaugeFamily(
         "fabricwatch_resource_group_info",

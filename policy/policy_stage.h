@@ -13,6 +13,7 @@
 #include "policy/evaluator.h"
 #include "policy/pack_store.h"
 #include "policy/resource_group.h"
+#include "policy/violation_tracker.h"
 
 namespace fabricwatch::policy {
 
@@ -21,6 +22,9 @@ struct StageOptions {
   ResourceGroupInputs group;
   std::string resource_group_file;
   EvalSettings eval;
+  // serve: the violations' lifecycle, kept across reloads by the daemon; null (check): none.
+  std::shared_ptr<ViolationTracker> tracker;
+  std::chrono::milliseconds violation_hold{std::chrono::minutes(5)};  // policy.violation_hold
 };
 
 class PolicyStage : public core::Stage {
@@ -47,6 +51,11 @@ std::string configuredResourceGroup(const StageOptions& opts);
 // and tests).
 void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const PackSet& packs,
                        const ReloadStatus& reload, uint64_t errors_total, core::Snapshot& snapshot);
+
+// Gives this evaluation's violations their lifecycle (began, recovering) and lists the recently
+// cleared ones in status["policy"] (shared by the stage and tests).
+void trackViolations(ViolationTracker& tracker, std::chrono::milliseconds hold,
+                     core::Snapshot& snapshot);
 
 // The optional families of the policy metrics: [policy] extra_metrics.
 std::vector<core::OptionalMetric> policyOptionalMetrics();

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/value_format.h"
 #include "exporter/html.h"
 
 namespace fabricwatch::exporter {
@@ -140,6 +141,37 @@ TEST(StatusPageTest, GroupsViolationsBySeverityWithTheirRemediation) {
   EXPECT_GT(c1, critical);
   EXPECT_LT(c1, warning);
   EXPECT_NE(h.find("<b>Fix:</b> fix c1"), std::string::npos);
+}
+
+TEST(StatusPageTest, ShowsWhenAViolationBeganAndWhatRecoversOrCleared) {
+  core::Snapshot s = baseSnapshot();
+  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  core::Violation v = violation("critical", "rdma-ports-active", "bring it up");
+  v.state = "recovering";
+  v.began_at = t0;
+  v.recovering_since = t0 + std::chrono::minutes(1);
+  s.violations.push_back(v);
+  s.status["policy"]["cleared"] = Value::list();
+  s.status["policy"]["cleared"].push(Value::map({{"pack", "pack"},
+                                                 {"rule", "<old>"},
+                                                 {"subject", "node"},
+                                                 {"began_at", "2027-01-15T08:00:00Z"},
+                                                 {"recovering_since", "2027-01-15T08:01:00Z"},
+                                                 {"cleared_at", "2027-01-15T08:06:00Z"}}));
+  std::string h = page(s);
+  EXPECT_NE(h.find("<span class=\"tag recovering\">recovering</span>"), std::string::npos) << h;
+  EXPECT_NE(h.find("Began " + core::rfc3339(t0) + "; passing again since " +
+                   core::rfc3339(t0 + std::chrono::minutes(1))),
+            std::string::npos)
+      << h;
+  EXPECT_NE(h.find("<section id=\"cleared\"><h2>Recently cleared</h2>"), std::string::npos);
+  EXPECT_NE(h.find("pack/&lt;old&gt;"), std::string::npos);
+  EXPECT_NE(h.find("2027-01-15T08:06:00Z"), std::string::npos);
+  // check's violations carry no lifecycle, and a snapshot without cleared ones has no list.
+  core::Snapshot plain = baseSnapshot();
+  plain.violations.push_back(violation("critical", "r", "fix"));
+  EXPECT_EQ(page(plain).find("Began "), std::string::npos);
+  EXPECT_EQ(page(plain).find("id=\"cleared\""), std::string::npos);
 }
 
 TEST(StatusPageTest, SaysHowTheResourceGroupWasChosen) {

@@ -7,6 +7,7 @@
 
 #include "core/snapshot.h"
 #include "core/text_format.h"
+#include "core/value_format.h"
 #include "policy/yaml_value.h"
 #include "tests/support/registry.h"
 #include "tests/support/temp_dir.h"
@@ -118,6 +119,76 @@ workloads:
   EXPECT_TRUE(snap.violations.empty());
   EXPECT_EQ(render(stage, snap).find("fabricwatch_policy_violation{"), std::string::npos);
   EXPECT_EQ(render(stage, snap).find("fabricwatch_policy_unknown{"), std::string::npos);
+}
+
+// serve's stage: violations carry their lifecycle; a fixed one stays served (recovering) for the
+// hold, then clears into status["policy"]["cleared"]; without a tracker (check) none of it shows.
+TEST(PolicyStageTest, TracksTheLifecycleOfViolationsInServe) {
+  testing::TempDir dir;
+  std::string file = dir.write("demo.yaml", kPack);
+  auto store = std::make_shared<PackStore>(
+      PackStoreOptions{{file}, /*shipped=*/false, {}, testing::factRoots()});
+  ASSERT_TRUE(store->reload().empty());
+  StageOptions opts;
+  opts.group.config = "test-a";
+  PolicyStage check_stage(store, opts);
+  opts.tracker = std::make_shared<ViolationTracker>();
+  opts.violation_hold = std::chrono::minutes(5);
+  PolicyStage stage(store, opts);
+  const auto t0 = std::chrono::system_clock::time_point(std::chrono::seconds(1'800'000'000));
+  const std::string labels =
+      "{pack=\"demo\",rule=\"release\",severity=\"critical\",subject=\"node\"}";
+
+  core::Snapshot snap;
+  snap.facts = yamlToValue(YAML::Load("kernel: {release: \"5.10\", nope: 1}"));
+  core::Snapshot once = snap;
+  check_stage.apply(once);
+  ASSERT_EQ(once.violations.size(), 1u);
+  EXPECT_EQ(once.violations[0].state, "");
+  EXPECT_EQ(render(check_stage, once).find("began_timestamp"), std::string::npos);
+  EXPECT_EQ(render(check_stage, once).find("cleared_total"), std::string::npos);
+
+  snap.complete = true;  // every source has reported (before that a gone violation is forgotten)
+  snap.published_at = t0;
+  stage.apply(snap);
+  ASSERT_EQ(snap.violations.size(), 1u);
+  EXPECT_EQ(snap.violations[0].state, "active");
+  std::string m = render(stage, snap);
+  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels +
+                   " 1800000000"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("fabricwatch_policy_violation_recovering{"), std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_policy_violations_cleared_total 0"), std::string::npos);
+
+  snap.facts = yamlToValue(YAML::Load("kernel: {release: \"6.1\", nope: 1}"));
+  snap.published_at = t0 + std::chrono::minutes(1);
+  stage.apply(snap);
+  ASSERT_EQ(snap.violations.size(), 1u);
+  EXPECT_EQ(snap.violations[0].state, "recovering");
+  m = render(stage, snap);
+  EXPECT_NE(m.find("fabricwatch_policy_violation" + labels + " 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("fabricwatch_policy_violation_recovering" + labels + " 1"), std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels +
+                   " 1800000000"),
+            std::string::npos);
+
+  snap.published_at = t0 + std::chrono::minutes(6);
+  stage.apply(snap);
+  EXPECT_TRUE(snap.violations.empty());
+  m = render(stage, snap);
+  EXPECT_EQ(m.find("fabricwatch_policy_violation{"), std::string::npos) << m;
+  EXPECT_NE(m.find("fabricwatch_policy_violations_cleared_total 1"), std::string::npos);
+  const core::Value* st = snap.status.find("policy");
+  ASSERT_NE(st, nullptr);
+  ASSERT_EQ(st->find("cleared")->size(), 1u);
+  const core::Value& c = st->find("cleared")->asList()[0];
+  EXPECT_EQ(c.find("rule")->asString(), "release");
+  EXPECT_EQ(c.find("began_at")->asString(), core::rfc3339(t0));
+  EXPECT_EQ(c.find("recovering_since")->asString(),
+            core::rfc3339(t0 + std::chrono::minutes(1)));
+  EXPECT_EQ(c.find("cleared_at")->asString(), core::rfc3339(t0 + std::chrono::minutes(6)));
+  EXPECT_EQ(st->find("violation_hold_seconds")->asDouble(), 300.0);
 }
 
 TEST(PolicyStageTest, ABadReloadKeepsTheLastGoodPacks) {

@@ -64,6 +64,61 @@ TEST(ServePolicyE2ETest, ServesViolationsAndKeepsTheLastGoodPacksOnABadReload) {
   EXPECT_TRUE(waitForBody(d, "/api/v1/violations", "kernel 5.10.0 is too old"));
 }
 
+// A fact that changes between collections: the violation begins, recovers for the hold after
+// the kernel is fixed (still served, so alerts do not flap), then clears with its time.
+TEST(ServePolicyE2ETest, AFixedViolationRecoversForItsHoldThenClears) {
+  TempDir dir;
+  // /etc/nccl.conf is read on every collection (the kernel release, once per boot, is not).
+  dir.write("root/etc/nccl.conf", "NCCL_IB_DISABLE=1\n");
+  dir.write("packs/nccl.yaml", R"(apiVersion: fabricwatch.io/v1
+kind: PolicyPack
+metadata: {name: nccl-check}
+spec:
+  rules:
+    - id: ib-enabled
+      severity: critical
+      expression: '!has(nccl.settings.NCCL_IB_DISABLE)'
+      message: NCCL_IB_DISABLE is set
+      remediation: Remove it from /etc/nccl.conf.
+)");
+  std::string config = dir.write("fabricwatch.toml",
+                                 "[collect]\ninterval = \"200ms\"\ntimeout = \"100ms\"\n"
+                                 "[policy]\nviolation_hold = \"1500ms\"\n");
+  auto d = startDaemon({"--path.rootfs=" + dir.path() + "/root", "--config.file=" + config,
+                        "--policy.path=" + dir.path() + "/packs", "--resource-group=test-a"});
+  ASSERT_NE(d.port, 0) << d.process->stderrText();
+  ASSERT_TRUE(waitForBody(d, "/api/v1/violations", "\"state\":\"active\""));
+  const std::string labels =
+      "{pack=\"nccl-check\",rule=\"ib-enabled\",severity=\"critical\",subject=\"node\"}";
+  ASSERT_TRUE(waitForBody(d, "/metrics",
+                          "fabricwatch_policy_violation_began_timestamp_seconds" + labels));
+  auto first = d.get("/api/v1/violations");
+  auto began = first->body.find("\"began_at\":\"");
+  ASSERT_NE(began, std::string::npos) << first->body;
+  std::string began_at = first->body.substr(began, 40);
+
+  dir.write("root/etc/nccl.conf", "");
+  ASSERT_TRUE(waitForBody(d, "/api/v1/violations", "\"state\":\"recovering\""));
+  auto r = d.get("/api/v1/violations");
+  EXPECT_NE(r->body.find(began_at), std::string::npos) << "began_at kept\n" << r->body;
+  EXPECT_NE(r->body.find("\"recovering_since\":"), std::string::npos) << r->body;
+  auto m = d.get("/metrics");
+  EXPECT_NE(m->body.find("fabricwatch_policy_violation" + labels + " 1"), std::string::npos)
+      << m->body;
+  EXPECT_NE(m->body.find("fabricwatch_policy_violation_recovering" + labels + " 1"),
+            std::string::npos)
+      << m->body;
+  auto page = d.get("/");
+  EXPECT_NE(page->body.find("tag recovering"), std::string::npos);
+
+  ASSERT_TRUE(waitForBody(d, "/api/v1/violations", "\"violations\":[]"));
+  auto c = d.get("/api/v1/violations");
+  EXPECT_NE(c->body.find("\"cleared_at\":"), std::string::npos) << c->body;
+  EXPECT_NE(c->body.find("\"cleared_total\":1"), std::string::npos) << c->body;
+  EXPECT_TRUE(waitForBody(d, "/metrics", "fabricwatch_policy_violations_cleared_total 1"));
+  EXPECT_TRUE(waitForBody(d, "/", "Recently cleared"));
+}
+
 TEST(ServePolicyE2ETest, AnInvalidPackAtStartIsFatal) {
   TempDir dir;
   std::string bad = dir.write("bad.yaml", "apiVersion: fabricwatch.io/v1\nkind: PolicyPack\n");

@@ -308,15 +308,17 @@ bool HeadScanner::ready(std::string_view buf, const HeadLimits& limits) {
     bool settled = false;
     if (refusedByItsStart(buf, &settled)) return true;
     start_settled_ = settled;
+    if (settled) start_ = buf.find_first_not_of("\r\n");
   }
   bool found = false;
   for (size_t i = scanned_; i < buf.size(); ++i) {
     if (buf[i] != '\n') continue;
-    bool blank =
-        i == 0 || buf[i - 1] == '\n' || (buf[i - 1] == '\r' && (i == 1 || buf[i - 2] == '\n'));
+    // Until the start is settled every line end is a leading one (a method byte is a tchar),
+    // and the parser skips those: neither a blank line nor a line (fuzzed: http_head_fuzz).
+    if (!start_settled_ || i < start_) continue;
+    bool blank = buf[i - 1] == '\n' || (buf[i - 1] == '\r' && buf[i - 2] == '\n');
     found = found || blank;
-    // Lines as the parser counts them: from the request line on, not the leading blank ones.
-    if (start_settled_) ++lines_;
+    ++lines_;
   }
   scanned_ = buf.size();
   return found || buf.size() >= limits.max_bytes || lines_ > limits.max_headers + 1;

@@ -94,7 +94,7 @@ class HeadScanner {
   // so a client is never left waiting for its 400 (issue 23, item 8).
   bool ready(std::string_view buf, const HeadLimits& limits);
   void reset() {
-    scanned_ = lines_ = 0;
+    scanned_ = lines_ = start_ = 0;
     start_settled_ = false;
   }
 
@@ -102,6 +102,7 @@ class HeadScanner {
   size_t scanned_ = 0;
   size_t lines_ = 0;            // line ends after the leading blank lines
   bool start_settled_ = false;  // the request line's method and its space have arrived
+  size_t start_ = 0;            // then: where the request line starts (after blank lines)
 };
 
 // "HTTP/1.1 200 OK\r\n...\r\n\r\n" for `r` (its Content-Length counts the body even for HEAD).

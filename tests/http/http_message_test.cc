@@ -159,6 +159,31 @@ TEST(HttpMessageTest, ScannerAsksForAParseOnlyWhenAHeadMayHaveEnded) {
   EXPECT_TRUE(full.ready(std::string(limits.max_bytes, 'a'), limits));
 }
 
+// Found by http_head_fuzz: leading blank lines (which the parser skips) were taken for the
+// head's blank line, or counted as header lines, so the scanner handed over a head the parser
+// could not judge yet.
+TEST(HttpMessageTest, ScannerSkipsLeadingBlankLinesAsTheParserDoes) {
+  HeadLimits limits;
+  std::optional<HeadError> err;
+  HeadScanner lead;
+  EXPECT_FALSE(lead.ready("\nET http://n1", limits));
+  EXPECT_FALSE(parse("\nET http://n1", &err, limits));
+  EXPECT_FALSE(err);
+  EXPECT_FALSE(lead.ready("\nET http://n1/ HTTP/1.0\n", limits));
+  EXPECT_TRUE(lead.ready("\nET http://n1/ HTTP/1.0\n\n", limits));
+  EXPECT_TRUE(parse("\nET http://n1/ HTTP/1.0\n\n", &err, limits));
+  // Leading line ends are no header lines: 4 of them and 3 lines wait with 1 header allowed.
+  HeadLimits one{16384, 1};
+  HeadScanner count;
+  const std::string two = "\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n";
+  EXPECT_FALSE(count.ready(two, one));
+  EXPECT_FALSE(parse(two, &err, one));
+  EXPECT_FALSE(err);
+  EXPECT_TRUE(count.ready(two + "A: b\r\n", one));
+  EXPECT_FALSE(parse(two + "A: b\r\n", &err, one));
+  EXPECT_EQ(err, HeadError::kTooManyHeaders);
+}
+
 TEST(HttpMessageTest, ResponseHeadCarriesLengthEncodingAndHeaders) {
   HttpResponse r{200, "text/plain; version=0.0.4", "abc"};
   r.shared_body = std::make_shared<const std::string>("defg");

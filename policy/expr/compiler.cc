@@ -394,7 +394,7 @@ class CompiledProgram : public Program {
 
 CompileResult compile(std::string_view source, const CompileOptions& opts) {
   ExprError err;
-  std::unique_ptr<Ast> ast = parse(source, &err);
+  std::unique_ptr<Ast> ast = parse(source, &err, opts.max_nodes);
   if (!ast) return err;
   try {
     Typed t = Compiler(opts).compile(*ast);

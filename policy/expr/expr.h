@@ -5,6 +5,7 @@
 //
 // docs/policy-language.md specifies the language.
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -28,10 +29,20 @@ struct ExprError {
   std::string message;
 };
 
+// The bound on an expression's compiled size: syntax nodes (each literal, name, operator, call,
+// list and map element). A policy list of 50,000 strings fits; a 3.3 MB list (over 200,000
+// elements) took 125 MB to load before the bound and is now refused before it is built
+// (docs/security.md, "Round three"). The lexer stops at 4 tokens per node.
+inline constexpr size_t kMaxExprNodes = 50000;
+
+// The error of an expression over max_nodes, at the token where the bound was reached.
+std::string exprTooLargeMessage(size_t max_nodes);
+
 struct CompileOptions {
   // Top-level identifiers the expression may use (e.g. "rdma", "memory", "variables", "workload").
   // Empty: any identifier is accepted and resolved at evaluation time.
   std::vector<std::string> identifiers;
+  size_t max_nodes = kMaxExprNodes;  // the compiled size's bound (kMaxExprNodes)
 };
 
 // The names visible to one evaluation. Values are borrowed: they must outlive evaluate().

@@ -9,8 +9,9 @@ namespace {
 
 class Lexer {
  public:
-  Lexer(std::string_view src, std::vector<Token>* out, ExprError* err)
-      : src_(src), out_(out), err_(err) {}
+  Lexer(std::string_view src, std::vector<Token>* out, ExprError* err, size_t max_tokens,
+        size_t max_nodes)
+      : src_(src), out_(out), err_(err), max_tokens_(max_tokens), max_nodes_(max_nodes) {}
 
   bool run() {
     while (true) {
@@ -22,6 +23,7 @@ class Lexer {
         out_->push_back(std::move(t));
         return true;
       }
+      if (out_->size() >= max_tokens_) return fail(t.pos, exprTooLargeMessage(max_nodes_));
       if (!next(&t)) return false;
       out_->push_back(std::move(t));
     }
@@ -355,12 +357,21 @@ class Lexer {
   size_t i_ = 0;
   int line_ = 1;
   size_t line_start_ = 0;
+  size_t max_tokens_;
+  size_t max_nodes_;
 };
 
 }  // namespace
 
-bool tokenize(std::string_view source, std::vector<Token>* tokens, ExprError* error) {
-  return Lexer(source, tokens, error).run();
+std::string exprTooLargeMessage(size_t max_nodes) {
+  return "expression is too large: over " + std::to_string(max_nodes) +
+         " nodes, the bound on an expression's compiled size (kMaxExprNodes); split it, or match "
+         "a long list with a regular expression or a variable per part";
+}
+
+bool tokenize(std::string_view source, std::vector<Token>* tokens, ExprError* error,
+              size_t max_tokens, size_t max_nodes) {
+  return Lexer(source, tokens, error, max_tokens, max_nodes).run();
 }
 
 const char* tokName(Tok t) {

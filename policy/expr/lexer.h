@@ -55,8 +55,10 @@ struct Token {
   double double_value = 0;
 };
 
-// Tokens ending with a kEnd token; false and *error on a lexical error.
-bool tokenize(std::string_view source, std::vector<Token>* tokens, ExprError* error);
+// Tokens ending with a kEnd token; false and *error on a lexical error, or past max_tokens
+// (the size bound: exprTooLargeMessage(max_nodes), at the first token past it).
+bool tokenize(std::string_view source, std::vector<Token>* tokens, ExprError* error,
+              size_t max_tokens = SIZE_MAX, size_t max_nodes = kMaxExprNodes);
 
 const char* tokName(Tok t);
 

@@ -18,7 +18,8 @@ struct SyntaxError {
 
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : toks_(std::move(tokens)) {}
+  Parser(std::vector<Token> tokens, size_t max_nodes)
+      : toks_(std::move(tokens)), max_nodes_(max_nodes) {}
 
   std::unique_ptr<Ast> parseAll() {
     auto e = expr();
@@ -59,6 +60,7 @@ class Parser {
   }
 
   std::unique_ptr<Ast> node(AstKind kind, Position pos, std::string name = {}) {
+    if (++nodes_ > max_nodes_) fail(pos, exprTooLargeMessage(max_nodes_));
     auto n = std::make_unique<Ast>();
     n->kind = kind;
     n->pos = pos;
@@ -319,15 +321,18 @@ class Parser {
   std::vector<Token> toks_;
   size_t i_ = 0;
   int depth_ = 0;
+  size_t max_nodes_;
+  size_t nodes_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Ast> parse(std::string_view source, ExprError* error) {
+std::unique_ptr<Ast> parse(std::string_view source, ExprError* error, size_t max_nodes) {
   std::vector<Token> tokens;
-  if (!tokenize(source, &tokens, error)) return nullptr;
+  size_t max_tokens = max_nodes > (SIZE_MAX - 8) / 4 ? SIZE_MAX : 4 * max_nodes + 8;
+  if (!tokenize(source, &tokens, error, max_tokens, max_nodes)) return nullptr;
   try {
-    return Parser(std::move(tokens)).parseAll();
+    return Parser(std::move(tokens), max_nodes).parseAll();
   } catch (const SyntaxError& e) {
     *error = e.error;
     return nullptr;

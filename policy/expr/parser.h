@@ -38,7 +38,9 @@ struct Ast {
 // Deeper syntax trees are rejected so that neither parsing nor evaluation can exhaust the stack.
 inline constexpr int kMaxAstHeight = 200;
 
-// nullptr and *error on a syntax error.
-std::unique_ptr<Ast> parse(std::string_view source, ExprError* error);
+// nullptr and *error on a syntax error, or on a tree of more than max_nodes nodes (the lexer
+// stops at 4 tokens per node first), positioned at the token where the bound was reached.
+std::unique_ptr<Ast> parse(std::string_view source, ExprError* error,
+                           size_t max_nodes = kMaxExprNodes);
 
 }  // namespace fabricwatch::policy::expr

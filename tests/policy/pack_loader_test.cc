@@ -67,6 +67,29 @@ std::string withRule(const std::string& rule) {
          rule;
 }
 
+TEST(PackLoaderTest, AnExpressionOverTheSizeBoundIsRefusedAtItsPosition) {
+  // ["a", "a", ...]: the list and its elements, one node each.
+  auto list = [](size_t n) {
+    std::string e = "[";
+    for (size_t i = 0; i < n; ++i) e += i ? ", \"a\"" : "\"a\"";
+    return e + "]";
+  };
+  auto rule = [](const std::string& e) {
+    return withRule("    - id: a\n      severity: info\n      expression: 'size(" + e +
+                    ") > 0'\n      remediation: x\n");
+  };
+  // Large but legal: size, the list and its elements, 0 and >: 4 + n nodes.
+  auto ok = loadPackText(rule(list(expr::kMaxExprNodes - 4)), "p.yaml", testing::factRoots());
+  EXPECT_TRUE(ok.ok()) << first(ok);
+  // One element past the bound: refused at it, line 8 of the file, the column of the element
+  // (the scalar's first character is column 20, "size(" and "[" before the first element).
+  auto big = loadPackText(rule(list(expr::kMaxExprNodes)), "p.yaml", testing::factRoots());
+  EXPECT_TRUE(big.packs.empty());
+  size_t col = 20 + 6 + 5 * (expr::kMaxExprNodes - 2);
+  EXPECT_EQ(first(big), "p.yaml:8:" + std::to_string(col) + ": rule \"a\" expression: " +
+                            expr::exprTooLargeMessage(expr::kMaxExprNodes));
+}
+
 TEST(PackLoaderTest, UnknownFieldIsPositioned) {
   auto r = loadPackText(withRule("    - id: a\n      severity: info\n      expresion: 'true'\n"
                                  "      expression: 'true'\n      remediation: x\n"),

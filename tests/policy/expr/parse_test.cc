@@ -55,6 +55,40 @@ TEST_F(ExprTest, DeepNestingIsRejectedNotACrash) {
   EXPECT_EQ(eval(ok), core::Value(151));
 }
 
+// A list of n strings in one expression: n + 3 nodes ("h", in, the list, its elements).
+std::string hostListExpr(size_t n) {
+  std::string e = "\"h\" in [";
+  for (size_t i = 0; i < n; ++i) e += (i ? ", \"node-" : "\"node-") + std::to_string(i) + "\"";
+  return e + "]";
+}
+
+TEST_F(ExprTest, AnExpressionOverTheSizeBoundIsRefusedAtTheTokenThatPassesIt) {
+  // At the bound: compiles and evaluates.
+  std::string legal = hostListExpr(kMaxExprNodes - 3);
+  EXPECT_EQ(eval(legal), core::Value(false));
+  // Two elements more: refused where the element past the bound starts (the `in` node comes
+  // after its operands).
+  std::string over = hostListExpr(kMaxExprNodes - 1);
+  size_t last = over.rfind("\"node-");
+  EXPECT_EQ(compileError(over),
+            "1:" + std::to_string(last + 1) + ": " + exprTooLargeMessage(kMaxExprNodes));
+  EXPECT_NE(exprTooLargeMessage(kMaxExprNodes).find("over 50000 nodes"), std::string::npos);
+  // The 3.3 MB list of issue 23 (250,000 names): refused by the lexer at 4 tokens per node,
+  // before a tree is built.
+  std::string huge = hostListExpr(250000);
+  EXPECT_GT(huge.size(), 3'300'000u);
+  EXPECT_NE(compileError(huge).find(": expression is too large: over 50000 nodes"),
+            std::string::npos);
+  // A smaller bound from the options.
+  CompileOptions small;
+  small.max_nodes = 10;
+  auto r = compile(hostListExpr(9), small);
+  ASSERT_TRUE(std::holds_alternative<ExprError>(r));
+  EXPECT_EQ(std::get<ExprError>(r).message, exprTooLargeMessage(10));
+  EXPECT_TRUE(
+      std::holds_alternative<std::shared_ptr<const Program>>(compile(hostListExpr(7), small)));
+}
+
 TEST_F(ExprTest, CompileTimeChecks) {
   EXPECT_EQ(compileError("foo(1)"), "1:1: unknown function 'foo'");
   EXPECT_EQ(compileError("rdma.devices.frobnicate()"), "1:14: unknown function 'frobnicate'");

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "core/host_fs.h"
 #include "core/snapshot.h"
@@ -39,9 +40,15 @@ void publishEvaluation(const Evaluation& e, const ResourceGroup& group, const Pa
                        core::Snapshot& snapshot) {
   snapshot.violations.clear();
   for (const auto& f : e.violations) {
-    snapshot.violations.push_back(core::Violation{f.pack, f.rule, severityName(f.severity),
-                                                  f.subject, f.message, f.remediation,
-                                                  f.subject_label});
+    core::Violation v;
+    v.pack = f.pack;
+    v.rule = f.rule;
+    v.severity = severityName(f.severity);
+    v.subject = f.subject;
+    v.message = f.message;
+    v.remediation = f.remediation;
+    v.metric_subject = f.subject_label;
+    snapshot.violations.push_back(std::move(v));
   }
   core::Value st = core::Value::map();
   st["resource_group"] = group.name;
@@ -176,7 +183,8 @@ void PolicyStage::renderMetrics(const core::Snapshot& snapshot, core::MetricFami
   for (const auto& [k, l] : seen) {
     if (!l.tracked) continue;
     const auto& [pack, rule, sev, subject] = k;
-    core::LabelPairs labels{{"pack", pack}, {"rule", rule}, {"severity", sev}, {"subject", subject}};
+    core::LabelPairs labels{
+        {"pack", pack}, {"rule", rule}, {"severity", sev}, {"subject", subject}};
     core::addSample(began, labels, l.began);
     if (l.recovering) core::addSample(recovering, labels, 1);
   }

@@ -14,10 +14,10 @@
 #include "exporter/flags.h"
 #include "exporter/self_metrics.h"
 #include "exporter/snapshot_collector.h"
-#include "policy/violation_tracker.h"
 #include "http/http_server.h"
 #include "http/web_config_watcher.h"
 #include "policy/pack_store.h"
+#include "policy/violation_tracker.h"
 #include "probes/mesh/peer_prober.h"
 
 namespace fabricwatch::exporter {

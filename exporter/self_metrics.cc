@@ -79,13 +79,14 @@ void SelfMetrics::collect(core::MetricFamilies& out) const {
       core::addSample(f, {{"code", key.first}, {"route", key.second}}, static_cast<double>(n));
     out.push_back(std::move(f));
   }
-  auto dropped = family(
-      "fabricwatch_http_dropped_total",
-      "HTTP connections the server refused or closed before answering, or answered with an "
-      "error and closed, by reason: limit, address_limit, evicted (no complete request, or "
-      "not reading its answer; closed to make room), evicted_idle, head_timeout, write_timeout, tls_handshake, malformed, "
-      "target, version, too_large, too_many_headers, body, auth_busy.",
-      MetricType::Counter);
+  auto dropped =
+      family("fabricwatch_http_dropped_total",
+             "HTTP connections the server refused or closed before answering, or answered with an "
+             "error and closed, by reason: limit, address_limit, evicted (no complete request, or "
+             "not reading its answer; closed to make room), evicted_idle, head_timeout, "
+             "write_timeout, tls_handshake, malformed, "
+             "target, version, too_large, too_many_headers, body, auth_busy.",
+             MetricType::Counter);
   // Every reason from the start, so that rate() has a series before the first event.
   for (size_t i = 0; i < dropped_.size(); ++i) {
     core::addSample(dropped, {{"reason", http::httpDropReason(static_cast<http::HttpDrop>(i))}},

@@ -35,8 +35,8 @@ class ViolationTracker {
   // appends the recovering ones to `current` (in identity order). While the first collection
   // is still running (`settled` false: some sources have not reported), a violation that goes
   // away is forgotten instead: it was judged on part of the facts.
-  void update(std::vector<core::Violation>& current, TimePoint now,
-              std::chrono::milliseconds hold, bool settled = true);
+  void update(std::vector<core::Violation>& current, TimePoint now, std::chrono::milliseconds hold,
+              bool settled = true);
 
   std::vector<Cleared> cleared() const;  // newest first
   uint64_t clearedTotal() const;

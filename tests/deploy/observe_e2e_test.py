@@ -477,6 +477,10 @@ timeout = "200ms"
 [policy]
 paths = ["{os.path.join(self.dir, 'policies')}"]
 reload_interval = "1s"
+# A repaired violation stays recovering for the hold (5m by default) before it clears, and its
+# alert with it; the repair phase waits 90 s, so the hold here is short. The hold itself is
+# tested in ServePolicyE2ETest and the promtool flapping case.
+violation_hold = "10s"
 [collect.sources.workloads]
 enabled = true
 """ + NODE_CONFIG.get(self.name, "") + OPT_IN.get(self.name, "")

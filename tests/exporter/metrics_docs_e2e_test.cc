@@ -176,11 +176,11 @@ TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {
 TEST(MetricsDocsE2ETest, SeriesPerFixtureRootAreDocumented) {
   TempDir cfg;
   std::string steady = cfg.write("steady.toml", "[policy]\nviolation_hold = \"0s\"\n");
-  std::string all_steady = cfg.write(
-      "all_steady.toml",
-      "[collect]\nextra_metrics = [\"*\"]\n[policy]\nextra_metrics = [\"*\"]\n"
-      "violation_hold = \"0s\"\n[collect.sources.rdma]\nextra_metrics = [\"*\"]\n"
-      "[collect.sources.gpu]\nextra_metrics = [\"*\"]\n");
+  std::string all_steady =
+      cfg.write("all_steady.toml",
+                "[collect]\nextra_metrics = [\"*\"]\n[policy]\nextra_metrics = [\"*\"]\n"
+                "violation_hold = \"0s\"\n[collect.sources.rdma]\nextra_metrics = [\"*\"]\n"
+                "[collect.sources.gpu]\nextra_metrics = [\"*\"]\n");
   std::string table =
       "| fixture root | RDMA devices | series (default) | series (every optional one on) |\n"
       "|---|---|---|---|\n";

@@ -31,7 +31,8 @@ std::string masked(const SelfMetrics& m) {
 const char* const kDroppedHelp =
     "# HELP fabricwatch_http_dropped_total HTTP connections the server refused or closed before "
     "answering, or answered with an error and closed, by reason: limit, address_limit, evicted "
-    "(no complete request, or not reading its answer; closed to make room), evicted_idle, head_timeout, write_timeout, "
+    "(no complete request, or not reading its answer; closed to make room), evicted_idle, "
+    "head_timeout, write_timeout, "
     "tls_handshake, malformed, target, version, too_large, too_many_headers, body, auth_busy.\n"
     "# TYPE fabricwatch_http_dropped_total counter\n";
 

@@ -57,10 +57,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::erase(user, ':');
   std::erase(password, '\0');  // crypt(3) takes C strings: NULs are refused
   std::string token = b64(user + ":" + password);
-  for (const std::string& scheme : {std::string("Basic "), std::string("basic "), std::string("BASIC  ")}) {
+  for (const std::string& scheme :
+       {std::string("Basic "), std::string("basic "), std::string("BASIC  ")}) {
     auto back = parseBasicAuthorization(scheme + token);
     if (!back) authFail("encoded credentials refused");
-    if (back->user != user || back->password != password) authFail("credentials changed in a round trip");
+    if (back->user != user || back->password != password)
+      authFail("credentials changed in a round trip");
   }
   // Cut inside the token: those credentials or none, never others... unless a cut at a group
   // boundary, which is valid base64 of a prefix.

@@ -25,8 +25,8 @@ namespace {
 using fabricwatch::http::HeadError;
 using fabricwatch::http::HeadLimits;
 using fabricwatch::http::HeadScanner;
-using fabricwatch::http::parseRequestHead;
 using fabricwatch::http::ParsedHead;
+using fabricwatch::http::parseRequestHead;
 
 [[noreturn]] void headFail(const char* what, std::string_view buf) {
   std::fprintf(stderr, "http_head_fuzz: %s (%zu bytes)\n", what, buf.size());
@@ -56,7 +56,8 @@ void checkHead(const ParsedHead& h, std::string_view buf, const HeadLimits& limi
     headFail("the head alone parses differently", buf);
   for (const char* coding : {"gzip", "identity", "br", "zstd", "deflate"}) {
     bool a = r.acceptsEncoding(coding);
-    if (a && r.header("accept-encoding").empty()) headFail("a coding accepted without the header", buf);
+    if (a && r.header("accept-encoding").empty())
+      headFail("a coding accepted without the header", buf);
   }
 }
 
@@ -97,8 +98,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       auto h = parseRequestHead(buf, limits, &e);
       bool decides = h.has_value() || e.has_value();
       if (decides && !ready) headFail("the parser would decide but the scanner waits", buf);
-      if (ready && !decides)
-        headFail("the scanner handed over an incomplete head", buf);
+      if (ready && !decides) headFail("the scanner handed over an incomplete head", buf);
       if (e || (h && !h->keep_alive)) {
         closed = true;  // the connection answers its 4xx, or its last answer, and closes
         break;

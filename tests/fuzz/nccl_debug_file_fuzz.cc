@@ -32,8 +32,10 @@ std::string model(std::string_view pattern, std::string_view hostname, std::stri
   for (size_t i = 0; i < pattern.size(); ++i) {
     if (pattern[i] == '%' && i + 1 < pattern.size()) {
       char c = pattern[++i];
-      out += c == '%' ? std::string("%") : c == 'h' ? host : c == 'p' ? std::string(pid)
-                                                                    : std::string("%") + c;
+      out += c == '%'   ? std::string("%")
+             : c == 'h' ? host
+             : c == 'p' ? std::string(pid)
+                        : std::string("%") + c;
     } else {
       out += pattern[i];
     }
@@ -63,7 +65,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (char c : pid)
     if (c >= '0' && c <= '9') digits += c;
   std::string numeric = fabricwatch::nccl::expandDebugFileName(pattern, host, digits);
-  if (std::count(numeric.begin(), numeric.end(), '/') > std::count(pattern.begin(), pattern.end(), '/'))
+  if (std::count(numeric.begin(), numeric.end(), '/') >
+      std::count(pattern.begin(), pattern.end(), '/'))
     expandFail("the host name added a path separator");
   std::string h = fabricwatch::nccl::expandDebugFileName("%h", host, "");
   if (h.find_first_of("/%.") != std::string::npos) expandFail("a host name kept '/', '%' or '.'");

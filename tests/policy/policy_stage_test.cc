@@ -154,8 +154,7 @@ TEST(PolicyStageTest, TracksTheLifecycleOfViolationsInServe) {
   ASSERT_EQ(snap.violations.size(), 1u);
   EXPECT_EQ(snap.violations[0].state, "active");
   std::string m = render(stage, snap);
-  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels +
-                   " 1800000000"),
+  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels + " 1800000000"),
             std::string::npos)
       << m;
   EXPECT_EQ(m.find("fabricwatch_policy_violation_recovering{"), std::string::npos);
@@ -169,8 +168,7 @@ TEST(PolicyStageTest, TracksTheLifecycleOfViolationsInServe) {
   m = render(stage, snap);
   EXPECT_NE(m.find("fabricwatch_policy_violation" + labels + " 1"), std::string::npos) << m;
   EXPECT_NE(m.find("fabricwatch_policy_violation_recovering" + labels + " 1"), std::string::npos);
-  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels +
-                   " 1800000000"),
+  EXPECT_NE(m.find("fabricwatch_policy_violation_began_timestamp_seconds" + labels + " 1800000000"),
             std::string::npos);
 
   snap.published_at = t0 + std::chrono::minutes(6);
@@ -185,8 +183,7 @@ TEST(PolicyStageTest, TracksTheLifecycleOfViolationsInServe) {
   const core::Value& c = st->find("cleared")->asList()[0];
   EXPECT_EQ(c.find("rule")->asString(), "release");
   EXPECT_EQ(c.find("began_at")->asString(), core::rfc3339(t0));
-  EXPECT_EQ(c.find("recovering_since")->asString(),
-            core::rfc3339(t0 + std::chrono::minutes(1)));
+  EXPECT_EQ(c.find("recovering_since")->asString(), core::rfc3339(t0 + std::chrono::minutes(1)));
   EXPECT_EQ(c.find("cleared_at")->asString(), core::rfc3339(t0 + std::chrono::minutes(6)));
   EXPECT_EQ(st->find("violation_hold_seconds")->asDouble(), 300.0);
 }

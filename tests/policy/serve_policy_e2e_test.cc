@@ -90,8 +90,8 @@ spec:
   ASSERT_TRUE(waitForBody(d, "/api/v1/violations", "\"state\":\"active\""));
   const std::string labels =
       "{pack=\"nccl-check\",rule=\"ib-enabled\",severity=\"critical\",subject=\"node\"}";
-  ASSERT_TRUE(waitForBody(d, "/metrics",
-                          "fabricwatch_policy_violation_began_timestamp_seconds" + labels));
+  ASSERT_TRUE(
+      waitForBody(d, "/metrics", "fabricwatch_policy_violation_began_timestamp_seconds" + labels));
   auto first = d.get("/api/v1/violations");
   auto began = first->body.find("\"began_at\":\"");
   ASSERT_NE(began, std::string::npos) << first->body;

@@ -7,9 +7,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <random>
 
 namespace fabricwatch::testing {
 
@@ -79,16 +82,44 @@ std::string TcpClient::readUntil(const std::function<bool(const std::string&)>& 
   return out;
 }
 
-int freePort() {
+namespace {
+
+// The lowest port the kernel hands out on its own (bind to port 0, a connect's source port).
+int ephemeralLow() {
+  std::ifstream f("/proc/sys/net/ipv4/ip_local_port_range");
+  int low = 0;
+  return (f >> low) && low > 2048 ? low : 32768;
+}
+
+bool bindable(int port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  bool ok = bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   close(fd);
-  return ntohs(a.sin_port);
+  return ok;
+}
+
+}  // namespace
+
+// A port the kernel gave to bind(0) can be handed out again the moment it is closed, to another
+// test's bind(0) or to any connect()'s source port, before the daemon it was meant for listens
+// (seen in CI: "peer listener: cannot listen ... Address already in use"). Ports below the
+// ephemeral range are never handed out by the kernel, so only another freePort() could collide:
+// a random start per process and a step per call make that unlikely.
+int freePort() {
+  static std::atomic<unsigned> calls{0};
+  const int low = 10000, high = ephemeralLow() - 1, span = high - low + 1;
+  std::random_device seed;
+  static const unsigned start = seed() ^ static_cast<unsigned>(getpid()) * 2654435761u;
+  for (int tries = 0; tries < 200; ++tries) {
+    int port = low + static_cast<int>((start + calls++ * 7919u) % static_cast<unsigned>(span));
+    if (bindable(port)) return port;
+  }
+  return 0;
 }
 
 long contentLength(const std::string& r) {

@@ -27,6 +27,7 @@
 #include "tests/support/proc_table.h"
 #include "tests/support/process.h"
 #include "tests/support/require.h"
+#include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::testing {
@@ -63,18 +64,6 @@ class NcclPeerE2ETest : public ::testing::Test {
       for (int h = 1; h <= 2; ++h) ASSERT_NE(lab_->addNode(h), "") << lab_->lastError();
     }
     for (int h = 1; h <= 2; ++h) peer_port_[h] = lab_ ? 19600 + h : freePort();
-  }
-
-  static int freePort() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-    socklen_t len = sizeof a;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-    ::close(fd);
-    return ntohs(a.sin_port);
   }
 
   std::string ip(int h) const { return lab_ ? lab_->address(h) : "127.0.0.1"; }

@@ -109,8 +109,13 @@ describe("the DaemonSet", () => {
     for (const [d, objs] of deployments()) {
       const pod = find(objs, "DaemonSet")[0].spec.template.spec;
       const sc = pod.containers[0].securityContext;
-      assert.equal(sc.privileged, false, rel(d));
-      assert.equal(sc.allowPrivilegeEscalation, false, rel(d));
+      // Privileged only where the fabric probe is on and the devices come from
+      // components/fabric-device-access instead of a device plugin's allocation.
+      const privileged = sc.privileged === true;
+      const args = pod.containers[0].args.join(" ");
+      if (privileged) assert.ok(args.includes("--probe.fabric.enabled=true"), rel(d));
+      assert.equal(sc.privileged, privileged, rel(d));
+      assert.equal(sc.allowPrivilegeEscalation, privileged, rel(d));
       assert.equal(sc.readOnlyRootFilesystem, true, rel(d));
       assert.deepEqual(sc.capabilities.drop, ["ALL"], rel(d));
       const workloads = pod.hostPID === true;
@@ -118,14 +123,41 @@ describe("the DaemonSet", () => {
       for (const cap of sc.capabilities.add ?? [])
         assert.ok(allowed.includes(cap), `${rel(d)}: capability ${cap}`);
       // hostPID comes only with the workload-facts component, and it needs root.
-      const args = pod.containers[0].args.join(" ");
       assert.equal(workloads, args.includes("/etc/fabricwatch/workloads/"), rel(d));
       if (workloads) assert.equal(sc.runAsUser, 0, rel(d));
       if (sc.runAsNonRoot) assert.deepEqual(sc.capabilities.add, [], rel(d));
     }
     const base = find(rendered.get(deployDir + "/base"), "DaemonSet")[0].spec.template.spec;
     assert.notEqual(base.hostPID, true);
+    assert.equal(base.containers[0].securityContext.privileged, false);
+    assert.equal(base.containers[0].securityContext.allowPrivilegeEscalation, false);
     assert.deepEqual(base.containers[0].securityContext.capabilities.add, ["IPC_LOCK"]);
+  });
+
+  test("takes no device or hugepage from the jobs", () => {
+    // Resources a device plugin hands out one pod at a time, or that jobs need all of (DGX
+    // Cloud's EFA automount asks for all 32 EFA devices and 5Gi of 2 MiB pages): a DaemonSet
+    // pod holding any of them keeps such a job Pending. The shared-device plugins' resources
+    // are virtual (ack-rdma-device-plugin's shared rdma/hca: 1000 per node) and stay allowed.
+    const shared = ["rdma/hca", "rdma/rdma_shared_device_a"];
+    let efaProbes = 0;
+    for (const [d, objs] of deployments()) {
+      const c = find(objs, "DaemonSet")[0].spec.template.spec.containers[0];
+      for (const side of ["requests", "limits"]) {
+        for (const name of Object.keys(c.resources[side] ?? {})) {
+          if (name === "cpu" || name === "memory") continue;
+          assert.ok(shared.includes(name), `${rel(d)}: ${side} ${name}`);
+        }
+      }
+      if (c.args.includes("--probe.fabric.provider=efa")) {
+        efaProbes++;
+        const env = Object.fromEntries((c.env ?? []).map((e) => [e.name, e.value]));
+        // Without a hugepages request the EFA provider must not take its buffers from them.
+        assert.equal(env.FI_EFA_USE_HUGE_PAGE, "0", rel(d));
+        assert.equal(c.securityContext.privileged, true, `${rel(d)}: no device access`);
+      }
+    }
+    assert.ok(efaProbes >= 2, `only ${efaProbes} deployments run the EFA probe`);
   });
 
   test("has health checks, sizing, tolerations, a priority class and rolling updates", () => {

@@ -100,10 +100,9 @@ core::Status Daemon::start() {
   }
   if (web_config_) web_config_->start();
   prober_ = *prober;
-  scheduler_ = buildScheduler(
-      config_, store_,
-      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true,
-                      violations_});
+  scheduler_ = buildScheduler(config_, store_,
+                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true,
+                                              /*exposition=*/true, violations_, counters_});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -175,10 +174,9 @@ bool Daemon::reload() {
                     "were given up at start without it: restart fabricwatch to read workloads");
   prober_ = prober;
   reloadPacks(r.config);
-  auto next = buildScheduler(
-      r.config, store_,
-      PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true, /*exposition=*/true,
-                      violations_});
+  auto next = buildScheduler(r.config, store_,
+                             PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true,
+                                             /*exposition=*/true, violations_, counters_});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

@@ -77,7 +77,9 @@ TEST(PolicyStageCountersTest, AFatalCounterThatRoseBetweenCollectionsIsCritical)
   stage.apply(first);
   EXPECT_EQ(findViolation(first, "rdma-fatal-counter-increase"), nullptr);
   EXPECT_TRUE(unknownRules(first).empty());
-  EXPECT_EQ(first.facts.findPath("rdma.counter_history.collections")->asInt(), 1);
+  const core::Value* collections = first.facts.findPath("rdma.counter_history.collections");
+  ASSERT_NE(collections, nullptr);
+  EXPECT_EQ(collections->asInt(), 1);
 
   // Another source's run republishes the same rdma collection: still nothing rose.
   auto republished = collection(kStart, 40, 60000);
@@ -90,13 +92,11 @@ TEST(PolicyStageCountersTest, AFatalCounterThatRoseBetweenCollectionsIsCritical)
   ASSERT_NE(v, nullptr);
   EXPECT_EQ(v->severity, "critical");
   EXPECT_EQ(v->message, "fatal RDMA counters rose in the last 30s: mlx5_0 port 1 link_downed +2");
-  EXPECT_EQ(second.facts.findPath("rdma.devices")
-                ->asList()[0]
-                .find("ports")
-                ->asList()[0]
-                .findPath("counters_increase.link_downed")
-                ->asInt(),
-            2);
+  const core::Value& device = second.facts.findPath("rdma.devices")->asList()[0];
+  const core::Value* increase =
+      device.find("ports")->asList()[0].findPath("counters_increase.link_downed");
+  ASSERT_NE(increase, nullptr);
+  EXPECT_EQ(increase->asInt(), 2);
   EXPECT_EQ(findViolation(second, "rdma-symbol-error-rate"), nullptr);
 
   auto third = collection(kStart + seconds(60), 42, 60011);

@@ -202,6 +202,7 @@ TEST(CheckE2ETest, CounterRatesNeedTwoCollections) {
     EXPECT_NE(r.out.find(rule + why), std::string::npos) << rule << "\n" << r.out;
   // No EFA device: nothing to say about EFA drops.
   EXPECT_EQ(r.out.find("efa-rx-drops-rate"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("efa-cmds-err-rate"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("link_downed 40"), std::string::npos) << r.out;
   EXPECT_EQ(unknownButRates(r.out), "") << r.out;
 }

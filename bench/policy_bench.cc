@@ -1,5 +1,5 @@
 // Policy engine figures: 1,000 rules over a p5-like facts document (32 EFA devices, one
-// workload), and loading + compiling every shipped pack.
+// workload), loading + compiling every shipped pack, and the counters' history of a p5.
 //
 //   cmake -S . -B build -DFW_BUILD_BENCH=ON && make -C build policy_bench
 //   build/bench/policy_bench
@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "facts/rdma_source.h"
+#include "policy/counter_history.h"
 #include "policy/evaluator.h"
 #include "policy/nccl_facts.h"
 #include "policy/pack_loader.h"
@@ -159,6 +161,30 @@ void BM_EvaluateShippedPacksOnP5(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(evaluate(r.packs, facts, "efa-p5"));
 }
 BENCHMARK(BM_EvaluateShippedPacksOnP5)->Unit(benchmark::kMicrosecond);
+
+// The counters' history in serve on a p5 (tests/fixtures/p5_efa: 1,088 counters), the window
+// holding 20 collections: Arg 1, a new rdma collection recorded and its increases and rates
+// added to a copy of the facts (what the stage does when the rdma source ran); Arg 0, the
+// increases and rates added to a copy without recording (every other publish); Arg 2, the copy
+// alone, for reference (the stage works on each snapshot's own document, copied anyway).
+void BM_CounterHistoryP5(benchmark::State& state) {
+  facts::RdmaSource rdma;
+  const core::Value facts =
+      rdma.collect({std::string(FW_SOURCE_DIR) + "/tests/fixtures/p5_efa"}).facts;
+  CounterHistory h;
+  const auto window = std::chrono::minutes(10);
+  auto at = std::chrono::system_clock::time_point{} + std::chrono::hours(24 * 365 * 56);
+  for (int i = 0; i < 20; ++i) h.record(facts, at += std::chrono::seconds(30), window);
+  const bool record = state.range(0) == 1, copy_only = state.range(0) == 2;
+  for (auto _ : state) {
+    core::Value f = facts;
+    if (record) h.record(f, at += std::chrono::seconds(30), window);
+    if (!copy_only) h.annotate(f, window);
+    benchmark::DoNotOptimize(f);
+  }
+  state.counters["counters"] = static_cast<double>(h.counters());
+}
+BENCHMARK(BM_CounterHistoryP5)->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace fabricwatch::policy

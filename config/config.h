@@ -134,6 +134,8 @@ struct Config {
     int max_workload_subjects = 20;   // workload violations listed one by one per rule
     // serve: how long a violation stays "recovering" after its rule passes again.
     Duration violation_hold{300000};
+    // serve: the window of the counters' rates (<counters>_rate facts).
+    Duration counter_window{600000};
     bool operator==(const Policy&) const = default;
   } policy;
 };

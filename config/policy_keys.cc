@@ -41,6 +41,7 @@ TableDef policyTable() {
           .duration("reload_interval", milliseconds(0), hours(24), &P::reload_interval)
           .integer("max_workload_subjects", 1, 1000, &P::max_workload_subjects)
           .duration("violation_hold", milliseconds(0), hours(24), &P::violation_hold)
+          .duration("counter_window", milliseconds(10000), hours(24), &P::counter_window)
           .build();
   t.keys.push_back(policyExtraMetricsKey());
   return t;

@@ -102,7 +102,7 @@ core::Status Daemon::start() {
   prober_ = *prober;
   scheduler_ = buildScheduler(config_, store_,
                               PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true,
-                                              /*exposition=*/true, violations_});
+                                              /*exposition=*/true, violations_, counters_});
   scheduler_->start();
   core::log::info("exporter", "listening",
                   {{"address", config_.web.listen_address},
@@ -176,7 +176,7 @@ bool Daemon::reload() {
   reloadPacks(r.config);
   auto next = buildScheduler(r.config, store_,
                              PipelineOptions{packs_, true, prober_, /*heavy_probes=*/true,
-                                             /*exposition=*/true, violations_});
+                                             /*exposition=*/true, violations_, counters_});
   scheduler_->stop();
   next->carryOver(*scheduler_);
   scheduler_ = std::move(next);

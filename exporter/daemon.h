@@ -16,6 +16,7 @@
 #include "exporter/snapshot_collector.h"
 #include "http/http_server.h"
 #include "http/web_config_watcher.h"
+#include "policy/counter_history.h"
 #include "policy/pack_store.h"
 #include "policy/violation_tracker.h"
 #include "probes/mesh/peer_prober.h"
@@ -58,6 +59,8 @@ class Daemon {
   // Outlives them too, so a reload keeps when each violation began and what is recovering.
   std::shared_ptr<policy::ViolationTracker> violations_ =
       std::make_shared<policy::ViolationTracker>();
+  // And the counters' samples, so a reload keeps the rates' window.
+  std::shared_ptr<policy::CounterHistory> counters_ = std::make_shared<policy::CounterHistory>();
   bool reloadPacks(const config::Config& c);
 };
 

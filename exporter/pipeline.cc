@@ -25,6 +25,7 @@ policy::StageOptions policyStageOptions(const config::Config& cfg) {
   o.resource_group_file = cfg.policy.resource_group_file;
   o.eval.max_workload_subjects = static_cast<size_t>(cfg.policy.max_workload_subjects);
   o.violation_hold = cfg.policy.violation_hold;
+  o.counter_window = cfg.policy.counter_window;
   return o;
 }
 
@@ -59,6 +60,7 @@ std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,
     }
     policy::StageOptions stage = policyStageOptions(cfg);
     stage.tracker = opts.violations;
+    stage.counters = opts.counters;
     sched->addStage(std::make_shared<policy::PolicyStage>(packs, std::move(stage)));
   }
   // Last: it renders what every source and stage before it renders.

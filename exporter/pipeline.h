@@ -32,6 +32,9 @@ struct PipelineOptions {
   // The violations' lifecycle (serve: one tracker for the daemon's life, so a reload keeps
   // when each began); null: none (check, facts).
   std::shared_ptr<policy::ViolationTracker> violations;
+  // The counters' samples (serve: kept for the daemon's life, so rates span a reload); null:
+  // no increases or rates (check, facts).
+  std::shared_ptr<policy::CounterHistory> counters;
 };
 
 std::unique_ptr<core::Scheduler> buildScheduler(const config::Config& cfg,

@@ -108,10 +108,22 @@ void PolicyStage::apply(core::Snapshot& snapshot) {
   in.label_file_text = readSmallFile(opts_.resource_group_file);
   ResourceGroup group = resolveResourceGroup(in, snapshot.facts);
   prepareFacts(snapshot.facts, group.name);
+  if (opts_.counters) deriveCounterChanges(*opts_.counters, opts_.counter_window, snapshot);
   Evaluation e = evaluate(*packs, snapshot.facts, group.name, opts_.eval);
   uint64_t total = errors_total_ += e.errors.size();
   publishEvaluation(e, group, *packs, packs_->lastReload(), total, snapshot);
   if (opts_.tracker) trackViolations(*opts_.tracker, opts_.violation_hold, snapshot);
+}
+
+void deriveCounterChanges(CounterHistory& history, std::chrono::milliseconds window,
+                          core::Snapshot& snapshot) {
+  // A run that failed or timed out withdrew its facts: nothing to sample, and the history of
+  // what it read before stays for the next good run.
+  for (const auto& src : snapshot.sources) {
+    if (src.name == "rdma" && src.ran && src.success)
+      history.record(snapshot.facts, src.last_run, window);
+  }
+  history.annotate(snapshot.facts, window);
 }
 
 void trackViolations(ViolationTracker& tracker, std::chrono::milliseconds hold,

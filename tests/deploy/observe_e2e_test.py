@@ -481,6 +481,9 @@ reload_interval = "1s"
 # alert with it; the repair phase waits 90 s, so the hold here is short. The hold itself is
 # tested in ServePolicyE2ETest and the promtool flapping case.
 violation_hold = "10s"
+# The rdma-counters pack judges counters over this window: the ib faults raise counters, and
+# their rates must fall back within the repair phase too.
+counter_window = "10s"
 [collect.sources.workloads]
 enabled = true
 """ + NODE_CONFIG.get(self.name, "") + OPT_IN.get(self.name, "")

@@ -260,7 +260,7 @@ TEST(PackLoaderTest, ShippedPacksAllLoad) {
   std::vector<std::string> names;
   for (const auto& p : r.packs) names.push_back(p.name);
   EXPECT_EQ(names, (std::vector<std::string>{"aws-efa", "baseline", "infiniband", "nccl",
-                                             "pai-general-erdma", "pai-lingjun"}));
+                                             "pai-general-erdma", "pai-lingjun", "rdma-counters"}));
   for (const auto& p : r.packs)
     for (const auto& rule : p.rules)
       EXPECT_FALSE(rule.remediation.empty()) << p.name << "/" << rule.id;

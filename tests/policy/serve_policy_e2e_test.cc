@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "tests/support/daemon.h"
@@ -117,6 +119,42 @@ spec:
   EXPECT_NE(c->body.find("\"cleared_total\":1"), std::string::npos) << c->body;
   EXPECT_TRUE(waitForBody(d, "/metrics", "fabricwatch_policy_violations_cleared_total 1"));
   EXPECT_TRUE(waitForBody(d, "/", "Recently cleared"));
+}
+
+// Issue 22 item 7: a counter that rises between two collections of the rdma source. The daemon's
+// first collections of the clean HGX RoCE node (totals since boot, link_downed 0) raise nothing;
+// once link_downed rises, the shipped rdma-counters pack reports it as critical with the
+// increase, and the facts carry the increase and the rate.
+TEST(ServePolicyE2ETest, ACounterThatRisesBetweenCollectionsIsJudgedByItsIncrease) {
+  TempDir dir;
+  std::filesystem::copy(
+      fixture("hgx_roce"), dir.path() + "/root",
+      std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+  std::string config = dir.write("fabricwatch.toml",
+                                 "[collect]\ninterval = \"300ms\"\ntimeout = \"300ms\"\n"
+                                 "[policy]\nviolation_hold = \"0s\"\n");
+  auto d = startDaemon({"--path.rootfs=" + dir.path() + "/root", "--config.file=" + config});
+  ASSERT_NE(d.port, 0) << d.process->stderrText();
+  // Two collections: the increases are there, and zero.
+  ASSERT_TRUE(waitForBody(d, "/api/v1/facts", "\"counters_increase\":{"));
+  auto before = d.get("/api/v1/violations");
+  EXPECT_EQ(before->body.find("rdma-fatal-counter-increase"), std::string::npos) << before->body;
+  EXPECT_EQ(before->body.find("counter rates need two collections"), std::string::npos)
+      << before->body;
+
+  // Rewritten in place: the source reads its counters through kept descriptors.
+  const std::string file =
+      dir.path() + "/root/sys/class/infiniband/mlx5_0/ports/1/counters/link_downed";
+  std::ofstream(file, std::ios::binary | std::ios::trunc) << "3\n";
+  ASSERT_TRUE(waitForBody(d, "/api/v1/violations", "mlx5_0 port 1 link_downed +3"));
+  auto v = d.get("/api/v1/violations");
+  EXPECT_NE(v->body.find("\"rule\":\"rdma-fatal-counter-increase\""), std::string::npos) << v->body;
+  EXPECT_TRUE(waitForBody(
+      d, "/metrics",
+      "fabricwatch_policy_violation{pack=\"rdma-counters\",rule=\"rdma-fatal-counter-increase\","
+      "severity=\"critical\",subject=\"node\"} 1"));
+  auto f = d.get("/api/v1/facts");
+  EXPECT_NE(f->body.find("\"counter_history\":{"), std::string::npos) << f->body.substr(0, 2000);
 }
 
 TEST(ServePolicyE2ETest, AnInvalidPackAtStartIsFatal) {

@@ -204,11 +204,21 @@ core::Value holdersValue(const std::vector<GpuHolder>& hs) {
 }
 
 std::shared_ptr<const GpuScan> JobWatch::current(Clock::time_point now) {
-  std::lock_guard lock(mu_);
-  if (!latest_ || now - taken_ >= max_age_ || now < taken_) {
-    latest_ = std::make_shared<const GpuScan>(scanForJobs(rootfs_, ignore_));
-    taken_ = now;
+  {
+    std::lock_guard lock(mu_);
+    if (latest_ && now - taken_ < max_age_ && now >= taken_) return latest_;
   }
+  // Scanned outside the lock, so that latest() never waits for a scan.
+  auto scan = std::make_shared<const GpuScan>(scanForJobs(rootfs_, ignore_));
+  std::lock_guard lock(mu_);
+  latest_ = scan;
+  taken_ = now;
+  return scan;
+}
+
+std::shared_ptr<const GpuScan> JobWatch::latest(Clock::time_point now) {
+  std::lock_guard lock(mu_);
+  if (!latest_ || now - taken_ >= 2 * max_age_) return nullptr;
   return latest_;
 }
 

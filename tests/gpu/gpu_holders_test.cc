@@ -81,7 +81,7 @@ TEST(GpuHoldersTest, ThisDaemonAndItsChildrenAreNoJob) {
   EXPECT_EQ(busyReason(scan).rfind("the GPUs are in use: ", 0), 0u);
 }
 
-// A scan serves every caller within its age, and is taken anew after it.
+// A scan serves every caller within its age, and is taken anew after it; latest() never scans.
 TEST(GpuHoldersTest, AJobWatchScansAgainOnlyOnceItsScanIsOld) {
   auto root = hostWithGpuUsers();
   JobWatch watch(root.path(), monitoringProcesses(), std::chrono::seconds(10));
@@ -93,6 +93,11 @@ TEST(GpuHoldersTest, AJobWatchScansAgainOnlyOnceItsScanIsOld) {
   auto later = watch.current(t0 + std::chrono::seconds(10));
   EXPECT_NE(later, first);
   EXPECT_TRUE(later->holders.empty());
+  // The channel's thread never scans: it reads the last scan while that is not too old.
+  EXPECT_EQ(watch.latest(t0 + std::chrono::seconds(29)), later);
+  EXPECT_EQ(watch.latest(t0 + std::chrono::seconds(30)), nullptr);
+  JobWatch fresh(root.path(), {}, std::chrono::seconds(10));
+  EXPECT_EQ(fresh.latest(), nullptr);
 }
 
 TEST(GpuHoldersTest, AProcessDirectoryNamedPastAnyPidIsSkippedNotAnException) {

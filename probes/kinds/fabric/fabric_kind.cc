@@ -19,8 +19,8 @@ using fabric::Clock;
 using std::chrono::milliseconds;
 constexpr size_t kMaxErrorSeries = 32;  // (op, error) pairs counted one by one; then "other"
 constexpr size_t kMaxNameBytes = 253;   // what a channel string carries
-// A GPU-holder scan serves the round and the responder this long: a job that starts sees at
-// most this much more bandwidth traffic, and a burst of peers' sessions shares one scan.
+// Each round scans for GPU holders when the last scan is this old (once a round at the default
+// 10 s interval); the responder, on the channel's thread, uses the round's last scan.
 constexpr auto kJobScanMaxAge = std::chrono::seconds(10);
 
 std::string bounded(std::string_view s, size_t n = 200) { return core::sanitizeUtf8(s, n); }
@@ -121,7 +121,7 @@ class FabricKind : public ProbeKind {
       return Answer::decline("provider mismatch: this node uses " + h.facts.provider);
     // Bandwidth yields to a job here as on the prober's side; latency is served on.
     if (req->spec.kind == fabric::SessionKind::kBandwidth && jobs_)
-      if (auto scan = jobs_->current(); !scan->holders.empty())
+      if (auto scan = jobs_->latest(); scan && !scan->holders.empty())
         return Answer::decline(std::string(kGpusHeld) + ": " + gpu::busyReason(*scan));
     auto begun = e->responder->begin(req->spec, req->name, from.address);
     if (auto* why = std::get_if<std::string>(&begun)) return Answer::decline(*why);
@@ -156,11 +156,11 @@ class FabricKind : public ProbeKind {
     bool timeout = e.code == 0 && e.text == "timed out";
     fail(r, timeout ? "timeout" : "provider", phase, e.text, e.detail, e.op);
   }
-  // Whether a job holds this node's GPUs now (never when bandwidth runs next to jobs).
-  bool gpusHeld(uint64_t round) {
-    if (!jobs_) return false;
-    totals_.gpu_scan = {round, jobs_->current()};
-    return !totals_.gpu_scan.scan->holders.empty();
+  // Whether a job holds this node's GPUs (never when bandwidth runs next to jobs): the round's
+  // scan (refreshJobScan()).
+  bool gpusHeld() const { return jobs_ && !totals_.gpu_scan.scan->holders.empty(); }
+  void refreshJobScan(uint64_t round) {
+    if (jobs_) totals_.gpu_scan = {round, jobs_->current()};
   }
   bool bandwidthRound(uint64_t round) const {
     return opts_.bandwidth_every_rounds && round % opts_.bandwidth_every_rounds == bw_phase_;
@@ -369,7 +369,7 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Rai
   uint64_t& used = budget_used_[e.rail.index];
   if (used + opts_.bandwidth_bytes > opts_.bandwidth_round_bytes) return;
   used += opts_.bandwidth_bytes;
-  if (gpusHeld(ctx.peer.round)) {
+  if (gpusHeld()) {
     r.bandwidth_skipped = "gpus_held";
     return;
   }
@@ -408,6 +408,7 @@ std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
   bool any = false;
   for (auto& e : rails_) any = !e->initiator->ensureOpen() || any;
   if (!any) return nullptr;
+  refreshJobScan(ctx.peer.round);  // for this round's bandwidth and the responder's
   auto r = std::make_shared<FabricResult>();
   if (ctx.channel_address.empty()) {
     fail(*r, "channel", "hello", ctx.resolve_error);

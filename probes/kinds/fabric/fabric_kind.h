@@ -152,7 +152,8 @@ struct RailTotals {
   uint64_t missing = 0;
 };
 
-// The latest GPU-holder scan of a bandwidth round (the facts' gpu_scan).
+// The latest round's GPU-holder scan (the facts' gpu_scan), which that round's bandwidth and the
+// responder's sessions yield to.
 struct GpuScanState {
   uint64_t round = 0;
   std::shared_ptr<const gpu::GpuScan> scan;

@@ -165,8 +165,8 @@ core::Value fabricFacts(const KindView& view) {
     v["bandwidth"] = core::Value::map(
         {{"round", t.bandwidth_round}, {"min_bytes_per_second", lowest}, {"peers", std::move(bw)}});
   }
-  // What the bandwidth of the latest bandwidth round yielded to (docs/peers.md, "What a probe
-  // costs a job"); absent where bandwidth runs next to jobs or no bandwidth round ran yet.
+  // What bandwidth yields to (docs/peers.md, "What a probe costs a job"): the latest round's
+  // scan; absent where bandwidth runs next to jobs.
   if (const auto& g = t.gpu_scan; g.scan) {
     core::Value e = core::Value::map({{"round", g.round},
                                       {"gpus_held", !g.scan->holders.empty()},

@@ -3,6 +3,7 @@
 #include "gpu/gpu_holders.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 
@@ -37,6 +38,66 @@ TEST(GpuHoldersTest, ScanFindsTheTrainingProcessAndIgnoresMonitoring) {
   EXPECT_TRUE(scanGpuHolders(root.path(), o).holders.empty());
   o.max_processes = 1;
   EXPECT_FALSE(scanGpuHolders(root.path(), o).complete);
+}
+
+// The kernel keeps 15 bytes of a process's name: nvidia-persistenced, which holds every GPU
+// open, shows as "nvidia-persiste", so the shipped ignore list never matched it by its name.
+TEST(GpuHoldersTest, IgnoredNamesMatchTheKernelsTruncatedComm) {
+  EXPECT_TRUE(commMatches("nvidia-persiste", "nvidia-persistenced"));
+  EXPECT_TRUE(commMatches("dcgmi", "dcgmi"));
+  EXPECT_FALSE(commMatches("dcgmi", "dcgm"));
+  EXPECT_FALSE(commMatches("", ""));
+  testing::TempDir root;
+  root.write("proc/1200/comm", "nvidia-persiste\n");
+  std::filesystem::create_directories(root.path() + "/proc/1200/fd");
+  std::filesystem::create_symlink("/dev/nvidia0", root.path() + "/proc/1200/fd/4");
+  EXPECT_TRUE(scanForJobs(root.path(), monitoringProcesses()).holders.empty());
+  EXPECT_EQ(scanForJobs(root.path(), {}).holders.size(), 1u);
+  EXPECT_EQ(checkProcessName("nvidia-persistenced"), std::nullopt);
+  EXPECT_EQ(*checkProcessName(""), "process name must not be empty");
+  EXPECT_NE(checkProcessName("/usr/bin/dcgmi"), std::nullopt);
+}
+
+// The daemon is itself where the host root's /proc/self points (its pid in the host's pid
+// namespace, not getpid() in its container's), and its children (the NCCL probe's child, named
+// "exe") are never a job.
+TEST(GpuHoldersTest, ThisDaemonAndItsChildrenAreNoJob) {
+  EXPECT_EQ(parentPid("4300 (exe) S 4242 4300 1 0"), 4242);
+  EXPECT_EQ(parentPid("77 (a) b) (c) R 12 77"), 12);
+  EXPECT_EQ(parentPid("77 (x"), std::nullopt);
+  EXPECT_EQ(parentPid("77 (x) S"), std::nullopt);
+  auto root = hostWithGpuUsers();
+  std::filesystem::create_symlink("4242", root.path() + "/proc/self");
+  EXPECT_EQ(selfPid(root.path()), 4242);
+  EXPECT_EQ(selfPid("/"), ::getpid());
+  root.write("proc/4300/comm", "exe\n");
+  root.write("proc/4300/stat", "4300 (exe) S 4242 4300 1 0 -1\n");
+  std::filesystem::create_directories(root.path() + "/proc/4300/fd");
+  std::filesystem::create_symlink("/dev/nvidia1", root.path() + "/proc/4300/fd/5");
+  EXPECT_TRUE(scanForJobs(root.path(), monitoringProcesses()).holders.empty());
+  std::filesystem::remove(root.path() + "/proc/self");  // another process's child is a job
+  auto scan = scanForJobs(root.path(), monitoringProcesses());
+  ASSERT_EQ(scan.holders.size(), 2u);
+  EXPECT_EQ(busyReason(scan).rfind("the GPUs are in use: ", 0), 0u);
+}
+
+// A scan serves every caller within its age, and is taken anew after it; latest() never scans.
+TEST(GpuHoldersTest, AJobWatchScansAgainOnlyOnceItsScanIsOld) {
+  auto root = hostWithGpuUsers();
+  JobWatch watch(root.path(), monitoringProcesses(), std::chrono::seconds(10));
+  auto t0 = JobWatch::Clock::now();
+  auto first = watch.current(t0);
+  EXPECT_EQ(first->holders.size(), 1u);
+  std::filesystem::remove_all(root.path() + "/proc/4242");  // the job ends
+  EXPECT_EQ(watch.current(t0 + std::chrono::seconds(9)), first);
+  auto later = watch.current(t0 + std::chrono::seconds(10));
+  EXPECT_NE(later, first);
+  EXPECT_TRUE(later->holders.empty());
+  // The channel's thread never scans: it reads the last scan while that is not too old.
+  EXPECT_EQ(watch.latest(t0 + std::chrono::seconds(29)), later);
+  EXPECT_EQ(watch.latest(t0 + std::chrono::seconds(30)), nullptr);
+  JobWatch fresh(root.path(), {}, std::chrono::seconds(10));
+  EXPECT_EQ(fresh.latest(), nullptr);
 }
 
 TEST(GpuHoldersTest, AProcessDirectoryNamedPastAnyPidIsSkippedNotAnException) {

@@ -21,7 +21,8 @@ inline TempDir hostWithGpuUsers() {
     for (auto& [fd, target] : fds)
       std::filesystem::create_symlink(target, root.path() + "/proc/" + pid + "/fd/" + fd);
   };
-  proc("1200", "nvidia-persistenced", {{"3", "/dev/nvidiactl"}, {"4", "/dev/nvidia0"}});
+  // The kernel keeps 15 bytes of a name: nvidia-persistenced's comm.
+  proc("1200", "nvidia-persiste", {{"3", "/dev/nvidiactl"}, {"4", "/dev/nvidia0"}});
   proc("4242", "python3", {{"0", "/dev/null"}, {"17", "/dev/nvidia-uvm"}, {"18", "/dev/nvidia3"}});
   proc("5000", "sshd", {{"3", "socket:[12345]"}});
   return root;

@@ -46,6 +46,15 @@ bandwidth_window = 16
 bandwidth_bytes = "32MiB"
 bandwidth_round_bytes = "64MiB"
 bandwidth_interval = "5m"
+# Bandwidth yields to training: while a job holds this node's GPUs (a process other than
+# fabricwatch and those in ignore_processes has /dev/nvidia<N> or /dev/nvidia-uvm open, under
+# the host root's /proc: docs/peers.md, "What a probe costs a job"), this node's bandwidth
+# sessions are skipped and those its peers ask for are declined, each counted in
+# fabricwatch_probe_fabric_bandwidth_skipped_total. Latency pings go on (26,880 bytes per peer
+# and rail a round). true: bandwidth runs next to jobs too.
+bandwidth_when_gpus_held = false
+# Processes (their /proc/PID/comm name) whose GPU handles are no job: monitoring.
+ignore_processes = ["nvidia-persistenced", "nv-hostengine", "dcgm-exporter", "dcgmi", "nvidia-smi"]
 # One peer's probe, and the peer's part of it, end within this (capped at probe.interval/2).
 timeout = "2s"
 # Sessions this node serves: the prober's first message must come within serve_setup_timeout,
@@ -61,6 +70,8 @@ register_buffers = false
 hmem = false
 cudart_library = ""   # "": libcudart.so, .so.13, .so.12, .so.11.0
 )toml";
+
+constexpr size_t kMaxIgnoredProcesses = 64;
 
 void validate(const FabricConfig& f, const config::Config&, const config::ReportProblem& report) {
   uint64_t window_bytes = f.bandwidth_size * static_cast<uint64_t>(f.bandwidth_window);
@@ -81,6 +92,10 @@ void validate(const FabricConfig& f, const config::Config&, const config::Report
   if (f.rails.size() > kMaxRails)
     report({"probes.fabric.rails"}, "probes.fabric.rails lists " + std::to_string(f.rails.size()) +
                                         " rails: at most " + std::to_string(kMaxRails));
+  if (f.ignore_processes.size() > kMaxIgnoredProcesses)
+    report({"probes.fabric.ignore_processes"},
+           "probes.fabric.ignore_processes lists " + std::to_string(f.ignore_processes.size()) +
+               " processes: at most " + std::to_string(kMaxIgnoredProcesses));
   std::set<std::string> seen;
   for (const auto& entry : f.rails)
     for (const auto& n : railNames(entry))
@@ -133,6 +148,8 @@ config::TableDef fabricConfigTable() {
       .byteSize("bandwidth_bytes", 16, uint64_t{4} << 30, &C::bandwidth_bytes)
       .byteSize("bandwidth_round_bytes", 16, uint64_t{64} << 30, &C::bandwidth_round_bytes)
       .duration("bandwidth_interval", milliseconds(0), hours(24 * 7), &C::bandwidth_interval)
+      .boolean("bandwidth_when_gpus_held", &C::bandwidth_when_gpus_held)
+      .stringList("ignore_processes", &C::ignore_processes, gpu::checkProcessName)
       .duration("timeout", milliseconds(10), milliseconds(60000), &C::timeout)
       .duration("serve_setup_timeout", milliseconds(10), milliseconds(60000),
                 &C::serve_setup_timeout)

@@ -8,6 +8,7 @@
 
 #include "config/config.h"
 #include "config/schema.h"
+#include "gpu/gpu_holders.h"
 
 namespace fabricwatch::probes::fabric {
 
@@ -33,7 +34,11 @@ struct FabricConfig {
   uint64_t bandwidth_bytes = uint64_t{32} << 20;        // per peer, warm-up window included
   uint64_t bandwidth_round_bytes = uint64_t{64} << 20;  // all peers of one round together
   config::Duration bandwidth_interval{5 * 60 * 1000};   // 0: no bandwidth
-  config::Duration timeout{2000};                       // per peer and session
+  // Bandwidth yields to training: while a process other than these (and this daemon) holds a
+  // GPU of the node, its bandwidth sessions are skipped and the peers' declined.
+  bool bandwidth_when_gpus_held = false;
+  std::vector<std::string> ignore_processes = gpu::monitoringProcesses();
+  config::Duration timeout{2000};              // per peer and session
   config::Duration serve_setup_timeout{1000};  // a served session's first message within this
   config::Duration serve_backoff{30000};       // a member whose session was never driven waits
   bool register_buffers = false;  // register buffers even where the provider does not ask

@@ -19,6 +19,9 @@ using fabric::Clock;
 using std::chrono::milliseconds;
 constexpr size_t kMaxErrorSeries = 32;  // (op, error) pairs counted one by one; then "other"
 constexpr size_t kMaxNameBytes = 253;   // what a channel string carries
+// Each round scans for GPU holders when the last scan is this old (once a round at the default
+// 10 s interval); the responder, on the channel's thread, uses the round's last scan.
+constexpr auto kJobScanMaxAge = std::chrono::seconds(10);
 
 std::string bounded(std::string_view s, size_t n = 200) { return core::sanitizeUtf8(s, n); }
 
@@ -51,6 +54,8 @@ class FabricKind : public ProbeKind {
     }
     if (opts_.bandwidth_every_rounds)
       bw_phase_ = std::random_device{}() % opts_.bandwidth_every_rounds;
+    if (!opts_.bandwidth_when_gpus_held)
+      jobs_ = std::make_unique<gpu::JobWatch>(opts_.rootfs, opts_.ignore_processes, kJobScanMaxAge);
   }
   ~FabricKind() override { stop(); }
 
@@ -114,6 +119,10 @@ class FabricKind : public ProbeKind {
     auto h = e->responder->hello();
     if (!h.unavailable && req->provider != h.facts.provider)
       return Answer::decline("provider mismatch: this node uses " + h.facts.provider);
+    // Bandwidth yields to a job here as on the prober's side; latency is served on.
+    if (req->spec.kind == fabric::SessionKind::kBandwidth && jobs_)
+      if (auto scan = jobs_->latest(); scan && !scan->holders.empty())
+        return Answer::decline(std::string(kGpusHeld) + ": " + gpu::busyReason(*scan));
     auto begun = e->responder->begin(req->spec, req->name, from.address);
     if (auto* why = std::get_if<std::string>(&begun)) return Answer::decline(*why);
     return Answer::reply(encodeFabricSessionReply({std::get<uint64_t>(begun)}));
@@ -147,6 +156,12 @@ class FabricKind : public ProbeKind {
     bool timeout = e.code == 0 && e.text == "timed out";
     fail(r, timeout ? "timeout" : "provider", phase, e.text, e.detail, e.op);
   }
+  // Whether a job holds this node's GPUs (never when bandwidth runs next to jobs): the round's
+  // scan (refreshJobScan()).
+  bool gpusHeld() const { return jobs_ && !totals_.gpu_scan.scan->holders.empty(); }
+  void refreshJobScan(uint64_t round) {
+    if (jobs_) totals_.gpu_scan = {round, jobs_->current()};
+  }
   bool bandwidthRound(uint64_t round) const {
     return opts_.bandwidth_every_rounds && round % opts_.bandwidth_every_rounds == bw_phase_;
   }
@@ -159,6 +174,7 @@ class FabricKind : public ProbeKind {
   fabric::HmemStatus hmem_;
   std::map<std::pair<std::string, uint32_t>, PeerEndpoint> peers_;  // by channel address, rail
   uint64_t bw_phase_ = 0;
+  std::unique_ptr<gpu::JobWatch> jobs_;  // null: bandwidth_when_gpus_held
   uint64_t budget_round_ = 0;
   std::map<uint32_t, uint64_t> budget_used_;  // per rail, in budget_round_
   FabricTotals totals_;                       // the round's thread only
@@ -275,6 +291,11 @@ bool FabricKind::startSession(const PeerContext& ctx, ChannelClient& ch, RailEng
                              e.rail.index};
     CallResult c = ch.call(kFabricSessionRequest, encodeFabricSessionRequest(req),
                            kFabricSessionReply, std::min(left(ctx), milliseconds(1000)));
+    if (c.declined && spec.kind == fabric::SessionKind::kBandwidth &&
+        c.declined->rfind(kGpusHeld, 0) == 0) {
+      r.bandwidth_skipped = "peer_gpus_held";  // not a failure: the peer yields to its job
+      return false;
+    }
     if (c.declined && *c.declined == "busy") {
       // The peer serves another prober's session (milliseconds): try again until the deadline.
       auto nap = milliseconds(1 + rng() % 10);
@@ -348,6 +369,10 @@ void FabricKind::measureBandwidth(const PeerContext& ctx, ChannelClient& ch, Rai
   uint64_t& used = budget_used_[e.rail.index];
   if (used + opts_.bandwidth_bytes > opts_.bandwidth_round_bytes) return;
   used += opts_.bandwidth_bytes;
+  if (gpusHeld()) {
+    r.bandwidth_skipped = "gpus_held";
+    return;
+  }
   uint64_t window_bytes = uint64_t{opts_.bandwidth_size} * opts_.bandwidth_window;
   fabric::SessionSpec spec{
       fabric::randomSessionId(), fabric::SessionKind::kBandwidth,
@@ -383,6 +408,7 @@ std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
   bool any = false;
   for (auto& e : rails_) any = !e->initiator->ensureOpen() || any;
   if (!any) return nullptr;
+  refreshJobScan(ctx.peer.round);  // for this round's bandwidth and the responder's
   auto r = std::make_shared<FabricResult>();
   if (ctx.channel_address.empty()) {
     fail(*r, "channel", "hello", ctx.resolve_error);
@@ -423,6 +449,7 @@ std::shared_ptr<const ProbeResult> FabricKind::probe(const PeerContext& ctx) {
     r->fetched_name = r->fetched_name || rr.fetched_name;
     r->busy_retries += rr.busy_retries;
     r->wire_bytes += rr.wire_bytes;
+    if (r->bandwidth_skipped.empty()) r->bandwidth_skipped = rr.bandwidth_skipped;
     if (rr.latency && (!r->latency || rr.latency->p50 > r->latency->p50)) r->latency = rr.latency;
     if (rr.bandwidth_bytes_per_second &&
         (!r->bandwidth_bytes_per_second ||
@@ -518,6 +545,7 @@ std::shared_ptr<const ProbeTotals> FabricKind::account(const std::vector<PeerPro
     if (r.rails.empty()) count(r, nullptr);
     for (const auto& rr : r.rails) {
       RailTotals& rt = t.rails[rr.rail];
+      if (!rr.bandwidth_skipped.empty()) ++t.bandwidth_skipped[rr.bandwidth_skipped];
       if (rr.missing) {
         ++rt.missing;
         continue;

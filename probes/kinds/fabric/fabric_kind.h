@@ -13,7 +13,9 @@
 // peer accepts over the channel first (or declines, busy with another) and that both sides end by
 // their deadlines. The kind runs exclusively (alone, one peer at a time) every round for latency;
 // bandwidth runs every bandwidth_interval, at a phase drawn per node, within a byte budget per
-// round.
+// round, and yields to training: while a job holds the node's GPUs (gpu::JobWatch) this node
+// skips its bandwidth sessions and declines its peers' (kGpusHeld), unless
+// bandwidth_when_gpus_held; latency goes on.
 //
 // Facts probes.fabric, metrics fabricwatch_probe_fabric_*, `fabric` in /api/v1/peers results.
 
@@ -24,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/gpu_holders.h"
 #include "probes/kinds/fabric/endpoint.h"
 #include "probes/kinds/fabric/fabric_config.h"
 #include "probes/kinds/fabric/hmem.h"
@@ -59,6 +62,11 @@ struct FabricKindOptions {
   std::chrono::milliseconds serve_backoff{30000};
   bool hmem = false;
   std::vector<std::string> cudart;  // libraries tried for the CUDA runtime
+  // Bandwidth next to a job: the host root whose /proc the GPU-holder scan reads, and the
+  // processes it ignores (probes.fabric.bandwidth_when_gpus_held, ignore_processes).
+  bool bandwidth_when_gpus_held = false;
+  std::string rootfs = "/";
+  std::vector<std::string> ignore_processes = gpu::monitoringProcesses();
 };
 
 // One-way latency (RTT/2) of one peer's ping-pongs.
@@ -83,6 +91,9 @@ struct FabricMeasurement {
   std::string error_op;  // the libfabric call that failed (provider failures)
   uint32_t busy_retries = 0;
   uint64_t wire_bytes = 0;  // payload bytes sent and received on the fabric
+  // Why a bandwidth session due was not run: gpus_held (a job holds this node's GPUs),
+  // peer_gpus_held (the peer declined: a job holds its GPUs); "": it was not skipped.
+  std::string bandwidth_skipped;
 };
 
 struct RailResult : FabricMeasurement {
@@ -141,8 +152,18 @@ struct RailTotals {
   uint64_t missing = 0;
 };
 
+// The latest round's GPU-holder scan (the facts' gpu_scan), which that round's bandwidth and the
+// responder's sessions yield to.
+struct GpuScanState {
+  uint64_t round = 0;
+  std::shared_ptr<const gpu::GpuScan> scan;
+};
+
 struct FabricTotals : ProbeTotals {
   std::map<uint32_t, RailTotals> rails;
+  // Bandwidth sessions (one peer, one rail) skipped, by reason (FabricMeasurement's).
+  std::map<std::string, uint64_t> bandwidth_skipped;
+  GpuScanState gpu_scan;
   uint32_t rail_peers = 8;  // the latest run's peers with per-(peer, rail) series
   FabricState state;
   std::vector<BandwidthSample> bandwidth;

@@ -66,6 +66,9 @@ KindRegistration fabricKindRegistration() {
     o.serve_backoff = f.serve_backoff;
     o.hmem = f.hmem;
     o.cudart = fabric::cudartNames(f.cudart_library);
+    o.bandwidth_when_gpus_held = f.bandwidth_when_gpus_held;
+    o.rootfs = s.config.host.rootfs;
+    o.ignore_processes = f.ignore_processes;
     return makeFabricKind(std::move(o));
   };
   r.config = fabricConfigTable();

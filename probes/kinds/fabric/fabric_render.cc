@@ -106,6 +106,7 @@ core::Value fabricPeerValue(const PeerProbe& p) {
     v["bandwidth_bytes_per_second"] = *r.bandwidth_bytes_per_second;
     v["bandwidth_bytes"] = r.bandwidth_bytes;
   }
+  if (!r.bandwidth_skipped.empty()) v["bandwidth_skipped"] = r.bandwidth_skipped;
   failureValue(r, v);
   if (r.busy_retries) v["busy_retries"] = static_cast<int64_t>(r.busy_retries);
   core::Value rails = core::Value::list();
@@ -119,6 +120,7 @@ core::Value fabricPeerValue(const PeerProbe& p) {
       e["bandwidth_bytes_per_second"] = *rr.bandwidth_bytes_per_second;
       e["bandwidth_bytes"] = rr.bandwidth_bytes;
     }
+    if (!rr.bandwidth_skipped.empty()) e["bandwidth_skipped"] = rr.bandwidth_skipped;
     failureValue(rr, e);
     rails.push(std::move(e));
   }
@@ -162,6 +164,20 @@ core::Value fabricFacts(const KindView& view) {
     }
     v["bandwidth"] = core::Value::map(
         {{"round", t.bandwidth_round}, {"min_bytes_per_second", lowest}, {"peers", std::move(bw)}});
+  }
+  // What bandwidth yields to (docs/peers.md, "What a probe costs a job"): the latest round's
+  // scan; absent where bandwidth runs next to jobs.
+  if (const auto& g = t.gpu_scan; g.scan) {
+    core::Value e = core::Value::map({{"round", g.round},
+                                      {"gpus_held", !g.scan->holders.empty()},
+                                      {"processes_scanned", g.scan->processes_scanned},
+                                      {"unreadable", g.scan->unreadable},
+                                      {"complete", g.scan->complete}});
+    if (!g.scan->holders.empty()) {
+      e["reason"] = gpu::busyReason(*g.scan);
+      e["gpu_holders"] = gpu::holdersValue(g.scan->holders);
+    }
+    v["gpu_scan"] = std::move(e);
   }
   return v;
 }
@@ -365,6 +381,16 @@ void fabricMetrics(const KindView& view, core::MetricFamilies& out) {
       "Payload bytes this node's fabric probes sent and received on the fabric.");
   addSample(wire, {}, static_cast<double>(t.wire_bytes));
   out.push_back(std::move(wire));
+  auto skipped = core::counterFamily(
+      "fabricwatch_probe_fabric_bandwidth_skipped_total",
+      "Bandwidth sessions (one peer, one rail) the fabric probe skipped, by reason: gpus_held (a "
+      "job holds this node's GPUs), peer_gpus_held (the peer declined: a job holds its GPUs).");
+  for (const char* r : {"gpus_held", "peer_gpus_held"}) {
+    auto it = t.bandwidth_skipped.find(r);
+    addSample(skipped, {{"reason", r}},
+              it == t.bandwidth_skipped.end() ? 0.0 : static_cast<double>(it->second));
+  }
+  out.push_back(std::move(skipped));
   auto reopen = core::counterFamily(
       "fabricwatch_probe_fabric_endpoint_reopens_total",
       "Fabric endpoints closed and opened anew after a failed session, by side (prober, "

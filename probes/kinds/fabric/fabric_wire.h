@@ -11,7 +11,8 @@
 // Rails (rails.h): hello and session name the rail they are about (a trailing u32; absent, as
 // from a prober of before rails: rail 0), and the hello reply says which rails the responder's
 // node has (a mask of rails 0..63) and the rail's domain. A node that lacks the rail declines
-// with kRailMissing.
+// with kRailMissing. A node whose GPUs a job holds declines bandwidth sessions with kGpusHeld
+// (latency sessions it serves on): the prober counts that as skipped, not failed.
 
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,9 @@ inline constexpr FrameType kFabricSessionReply{19};
 
 // The decline of a hello or session for a rail the node does not have.
 inline constexpr std::string_view kRailMissing = "rail missing";
+// The decline of a bandwidth session while a job holds the node's GPUs ("gpus held: the GPUs
+// are in use: python3 (pid 4242) holds /dev/nvidia3").
+inline constexpr std::string_view kGpusHeld = "gpus held";
 
 struct FabricHello {
   std::string provider;

@@ -97,7 +97,7 @@ config::TableDef ncclConfigTable() {
       .string("nccl_library", &C::nccl_library)
       .string("cudart_library", &C::cudart_library)
       .boolean("skip_when_busy", &C::skip_when_busy)
-      .stringList("ignore_processes", &C::ignore_processes)
+      .stringList("ignore_processes", &C::ignore_processes, gpu::checkProcessName)
       .string("log_dir", &C::log_dir,
               [](const std::string& v) -> std::optional<std::string> {
                 if (!v.empty() && v[0] != '/')

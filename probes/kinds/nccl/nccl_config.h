@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "config/schema.h"
+#include "gpu/gpu_holders.h"
 
 namespace fabricwatch::probes::nccl {
 
@@ -28,8 +29,7 @@ struct NcclConfig {
   std::string nccl_library = "libnccl.so.2";
   std::string cudart_library;  // "" = libcudart.so, then .so.13, .so.12, .so.11.0
   bool skip_when_busy = true;
-  std::vector<std::string> ignore_processes = {"nvidia-persistenced", "nv-hostengine",
-                                               "dcgm-exporter", "dcgmi", "nvidia-smi"};
+  std::vector<std::string> ignore_processes = gpu::monitoringProcesses();
   std::map<std::string, std::string> env;  // [probes.nccl.env]: NCCL_* for the children
   std::string log_dir;                     // "" = the system temporary directory
   // Peer runs served to one member at least this far apart (issue 23, item 6).

@@ -189,24 +189,7 @@ core::Value runFacts(const RunOutcome& o, const std::map<std::string, std::strin
 
 GpuScan scanForBusyGpus(const RunSettings& s, const std::string& rootfs) {
   if (!s.skip_when_busy) return {};
-  gpu::GpuScanOptions so;
-  so.self = ::getpid();
-  so.ignore_comms = s.ignore_processes;
-  return gpu::scanGpuHolders(rootfs, so);
-}
-
-std::string busyReason(const GpuScan& scan) {
-  if (scan.holders.empty()) return "";
-  const auto& h = scan.holders.front();
-  return "the GPUs are in use: " + h.comm + " (pid " + std::to_string(h.pid) + ") holds " +
-         h.device;
-}
-
-core::Value holdersValue(const std::vector<GpuHolder>& hs) {
-  core::Value list = core::Value::list();
-  for (const auto& h : hs)
-    list.push(core::Value::map({{"pid", h.pid}, {"comm", h.comm}, {"device", h.device}}));
-  return list;
+  return gpu::scanForJobs(rootfs, s.ignore_processes);
 }
 
 std::string uniqueIdFingerprint(const std::string& unique_id) {

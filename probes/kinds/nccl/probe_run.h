@@ -26,8 +26,10 @@ namespace fabricwatch::probes::nccl {
 
 // What a run reads of NCCL's log (nccl/: the parser and verdict every NCCL log gets) and of the
 // GPUs' holders (gpu/).
+using fabricwatch::gpu::busyReason;  // "the GPUs are in use: python (pid 4242) holds ..."
 using fabricwatch::gpu::GpuHolder;
 using fabricwatch::gpu::GpuScan;
+using fabricwatch::gpu::holdersValue;
 using fabricwatch::nccl::LogSummary;
 using fabricwatch::nccl::Verdict;
 
@@ -82,11 +84,9 @@ RunOutcome runProbe(const RunSettings& s, const ChildRequest& req, const RunHook
 core::Value runFacts(const RunOutcome& o, const std::map<std::string, std::string>& env);
 
 // The processes holding a GPU, when the settings say to look (skip_when_busy); empty when none
-// or when not looking. `rootfs` is the host root (hostPID: /proc of the host).
+// or when not looking. `rootfs` is the host root (hostPID: /proc of the host). The scan the
+// fabric probe's bandwidth yields to as well (gpu::scanForJobs).
 GpuScan scanForBusyGpus(const RunSettings& s, const std::string& rootfs);
-// "the GPUs are in use: python (pid 4242) holds /dev/nvidia0".
-std::string busyReason(const GpuScan& scan);
-core::Value holdersValue(const std::vector<GpuHolder>& holders);
 
 // A short, stable fingerprint of a unique id (FNV-1a, 16 hex digits), so that both sides'
 // facts show which run they were part of without publishing NCCL's bootstrap handle.

@@ -41,7 +41,8 @@ class Fleet {
     config_ = dir_.write("fabricwatch.toml",
                          "[probes.dns]\nenabled = false\n"
                          "[collect.sources.kernel]\nenabled = false\n"
-                         "[probes.fabric]\nenabled = true\n" +
+                         // Bandwidth whatever runs on the test machine's GPUs.
+                         "[probes.fabric]\nenabled = true\nbandwidth_when_gpus_held = true\n" +
                              fabric);
     for (int h = 1; h <= nodes; ++h) members_ += (h > 1 ? "," : "") + peerAddr(h);
   }

@@ -49,7 +49,9 @@ class RailFleet {
     config_ =
         dir_.write("fabricwatch.toml",
                    "[probes.dns]\nenabled = false\n[collect.sources.kernel]\nenabled = false\n"
+                   // Bandwidth whatever runs on the test machine's GPUs.
                    "[probes.fabric]\nenabled = true\nprovider = \"tcp\"\n"
+                   "bandwidth_when_gpus_held = true\n"
                    "rails = [\"eth1\", \"eth2\", \"eth3\"]\niterations = 50\nwarmup = 5\n"
                    "bandwidth_size = \"256KiB\"\n"
                    "bandwidth_window = 4\nbandwidth_bytes = \"2MiB\"\n" +

@@ -79,5 +79,35 @@ TEST(FabricConfigTest, RailsAreDomainsPerRailEachProblemPositioned) {
             "2:9: ");
 }
 
+// Issue 20, item 5: bandwidth yields to a job holding the GPUs unless configured otherwise,
+// with the monitoring the NCCL probe ignores ignored here too.
+TEST(FabricConfigTest, BandwidthYieldsToJobsUnlessConfiguredEachProblemPositioned) {
+  FabricConfig d;
+  EXPECT_FALSE(d.bandwidth_when_gpus_held);
+  EXPECT_EQ(d.ignore_processes, gpu::monitoringProcesses());
+  auto r = config::loadConfig(
+      "[probes.fabric]\nbandwidth_when_gpus_held = true\nignore_processes = [\"dcgmi\", "
+      "\"my-exporter\"]\n",
+      "t.toml", kindLoadOptions());
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  const auto& f = fabricConfig(r.config);
+  EXPECT_TRUE(f.bandwidth_when_gpus_held);
+  EXPECT_EQ(f.ignore_processes, (std::vector<std::string>{"dcgmi", "my-exporter"}));
+  EXPECT_EQ(configProblem("[probes.fabric]\nbandwidth_when_gpus_held = \"yes\"\n").substr(0, 6),
+            "2:28: ");
+  EXPECT_EQ(configProblem("[probes.fabric]\nignore_processes = [\"dcgmi\", \"\"]\n"),
+            "2:20: process name must not be empty");
+  EXPECT_EQ(configProblem("[probes.fabric]\nignore_processes = [\"/usr/bin/dcgmi\"]\n"),
+            "2:20: process name \"/usr/bin/dcgmi\" must be a name as /proc/PID/comm shows it (no "
+            "'/' or control characters)");
+  EXPECT_EQ(configProblem("[probes.fabric]\nignore_processes = \"dcgmi\"\n").substr(0, 6),
+            "2:20: ");
+  std::string many = "[probes.fabric]\nignore_processes = [";
+  for (int i = 0; i < 65; ++i) many += "\"p" + std::to_string(i) + "\", ";
+  many += "]\n";
+  EXPECT_EQ(configProblem(many),
+            "2:20: probes.fabric.ignore_processes lists 65 processes: at most 64");
+}
+
 }  // namespace
 }  // namespace fabricwatch::probes::fabric

@@ -24,6 +24,7 @@
 #include "probes/mesh/frame.h"
 #include "probes/peer_setup.h"
 #include "probes/registry.h"
+#include "tests/support/gpu_host.h"
 #include "tests/support/registry.h"
 #include "tests/support/require.h"
 #include "tests/support/temp_dir.h"
@@ -36,11 +37,14 @@ using namespace std::chrono_literals;
 
 class FabricKindTest : public testing::WithOpenSsl {
  protected:
-  // A node on 127.0.0.1 with the fabric kind and `fabric` extra keys under [probes.fabric].
+  // A node on 127.0.0.1 with the fabric kind and `fabric` extra keys under [probes.fabric],
+  // on host root `rootfs` (the GPU-holder scan's /proc; "": one where no process runs, so that
+  // a job on the machine running the tests changes nothing).
   std::shared_ptr<PeerProber> node(const std::string& name, const std::string& listen,
                                    const std::string& peers, const std::string& fabric,
-                                   const std::string& group = "") {
-    std::string text = "[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
+                                   const std::string& group = "", const std::string& rootfs = "") {
+    std::string text = "[host]\nrootfs = \"" + (rootfs.empty() ? idle_.path() : rootfs) +
+                       "\"\n[peer]\nnode_name = \"" + name + "\"\nsecret_file = \"" + secret_ +
                        "\"\nlisten_address = \"" + listen + "\"\n[probe]\ninterval = \"1h\"\n" +
                        "peers = [\"" + peers + "\"]\n[probes.dns]\nenabled = false\n" +
                        "[probes.fabric]\n" + fabric + "\n";
@@ -93,6 +97,7 @@ class FabricKindTest : public testing::WithOpenSsl {
   }
 
   testing::TempDir dir_;
+  testing::TempDir idle_;  // a host root without processes
   std::string secret_text_ = "fabric-kind-test-secret-0123456789";
   std::string secret_ = dir_.write("secret", secret_text_ + "\n");
   // Every round measures bandwidth too (bandwidth_interval equals the round interval).
@@ -168,6 +173,94 @@ TEST_F(FabricKindTest, MeasuresLatencyAndBandwidthAndCachesTheNameUntilThePeerRe
   EXPECT_NE(metrics(*a).find("fabricwatch_probe_fabric_name_fetches_total{} 2"), std::string::npos);
   a->stop();
   b->stop();
+}
+
+// Issue 20, item 5: while a job holds a node's GPUs, its fabric probe runs no bandwidth session
+// and declines its peers', each counted with its reason and neither a failure; latency goes on
+// both ways. a's host root has python3 (pid 4242) holding /dev/nvidia3 and nvidia-persistenced
+// holding /dev/nvidia0 (monitoring, ignored).
+TEST_F(FabricKindTest, BandwidthYieldsToAJobHoldingTheGpusAndLatencyStays) {
+  auto host = testing::hostWithGpuUsers();
+  auto b = node("b", "127.0.0.1:0", "127.0.0.1:1", tcp_);
+  auto a = node("a", "127.0.0.1:0", addr(*b), tcp_, "", host.path());
+  a->runRound(1);
+  core::Value p = onlyPeer(*a);
+  EXPECT_TRUE(flag(p, "ok")) << core::toJson(p);
+  EXPECT_EQ(num(p, "latency_seconds.samples"), 50);
+  EXPECT_EQ(p.find("bandwidth_bytes_per_second"), nullptr) << core::toJson(p);
+  EXPECT_EQ(str(p, "bandwidth_skipped"), "gpus_held");
+  ASSERT_EQ(p.find("rails")->asList().size(), 1u);
+  EXPECT_EQ(str(p.find("rails")->asList()[0], "bandwidth_skipped"), "gpus_held");
+  core::Value f = fabric(*a);
+  EXPECT_TRUE(flag(f, "gpu_scan.gpus_held")) << core::toJson(f);
+  EXPECT_EQ(str(f, "gpu_scan.reason")
+                .rfind("the GPUs are in use: python3 (pid 4242) holds /dev/nvidia", 0),
+            0u)
+      << core::toJson(f);
+  EXPECT_EQ(f.find("bandwidth"), nullptr);
+  std::string m = metrics(*a);
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_bandwidth_skipped_total{reason=gpus_held,} 1"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_bandwidth_skipped_total{reason=peer_gpus_held,} 0"),
+            std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_probes_total{measurement=latency,result=ok,} 1"),
+            std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_probes_total{measurement=bandwidth,result=ok,} 0"),
+            std::string::npos);
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_wire_bytes_total{} 7680"), std::string::npos)
+      << "latency alone: 2 x 64 B x (10 + 50) ping-pongs\n"
+      << m;
+
+  // c probes a: a serves the latency session and declines the bandwidth one.
+  auto c = node("c", "127.0.0.1:0", addr(*a), tcp_);
+  c->runRound(1);
+  p = onlyPeer(*c);
+  EXPECT_TRUE(flag(p, "ok")) << core::toJson(p);
+  EXPECT_EQ(num(p, "latency_seconds.samples"), 50);
+  EXPECT_EQ(p.find("bandwidth_bytes_per_second"), nullptr);
+  EXPECT_EQ(str(p, "bandwidth_skipped"), "peer_gpus_held");
+  m = metrics(*c);
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_bandwidth_skipped_total{reason=peer_gpus_held,} 1"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_failures_total{reason=declined,} 0"),
+            std::string::npos);
+  EXPECT_EQ(fabric(*c).find("gpu_scan")->find("gpus_held")->asBool(), false);
+}
+
+// With probes.fabric.bandwidth_when_gpus_held, or the job's process named in ignore_processes,
+// bandwidth runs next to it.
+TEST_F(FabricKindTest, BandwidthRunsNextToAJobWhenConfiguredTo) {
+  auto host = testing::hostWithGpuUsers();
+  auto b = node("b", "127.0.0.1:0", "127.0.0.1:1", tcp_ + "bandwidth_when_gpus_held = true\n", "",
+                host.path());
+  auto a = node("a", "127.0.0.1:0", addr(*b), tcp_ + "bandwidth_when_gpus_held = true\n", "",
+                host.path());
+  a->runRound(1);
+  core::Value p = onlyPeer(*a);
+  EXPECT_TRUE(flag(p, "ok")) << core::toJson(p);
+  EXPECT_GT(num(p, "bandwidth_bytes_per_second"), 0) << core::toJson(p);
+  EXPECT_EQ(p.find("bandwidth_skipped"), nullptr);
+  EXPECT_EQ(fabric(*a).find("gpu_scan"), nullptr) << "no scan: bandwidth runs next to jobs";
+  EXPECT_NE(
+      metrics(*a).find("fabricwatch_probe_fabric_bandwidth_skipped_total{reason=gpus_held,} 0"),
+      std::string::npos);
+  // A list of one's own replaces the default: nvidia-persistenced, no longer ignored, holds
+  // /dev/nvidia0 (its comm keeps 15 bytes of the name).
+  auto c = node("c", "127.0.0.1:0", addr(*b), tcp_ + "ignore_processes = [\"python3\"]\n", "",
+                host.path());
+  c->runRound(1);
+  EXPECT_EQ(str(onlyPeer(*c), "bandwidth_skipped"), "gpus_held");
+  EXPECT_EQ(str(fabric(*c), "gpu_scan.reason"),
+            "the GPUs are in use: nvidia-persiste (pid 1200) holds /dev/nvidia0");
+  auto d =
+      node("d", "127.0.0.1:0", addr(*b),
+           tcp_ + "ignore_processes = [\"python3\", \"nvidia-persistenced\"]\n", "", host.path());
+  d->runRound(1);
+  p = onlyPeer(*d);
+  EXPECT_GT(num(p, "bandwidth_bytes_per_second"), 0) << core::toJson(p);
+  EXPECT_FALSE(flag(fabric(*d), "gpu_scan.gpus_held"));
 }
 
 TEST_F(FabricKindTest, RegistersBuffersWhenConfigured) {

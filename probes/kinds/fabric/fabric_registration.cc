@@ -68,6 +68,8 @@ KindRegistration fabricKindRegistration() {
     o.cudart = fabric::cudartNames(f.cudart_library);
     o.bandwidth_when_gpus_held = f.bandwidth_when_gpus_held;
     o.rootfs = s.config.host.rootfs;
+    // A domain's PCI address (its rail's order) from the host's sysfs, as every fact is read.
+    o.sysfs_root = s.config.host.rootfs;
     o.ignore_processes = f.ignore_processes;
     return makeFabricKind(std::move(o));
   };

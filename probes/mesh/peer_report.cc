@@ -112,6 +112,15 @@ void renderMeshMetrics(const MeshView& v, core::MetricFamilies& out) {
   for (const auto& [s, n] : by_state) addSample(m, {{"state", s}}, n);
   out.push_back(std::move(m));
 
+  // The prober's own name as its peers' series carry it (peer_node), so that fleet rules can
+  // join what a node measures (its target labels) with what others measure of it
+  // (docs/fleet.md). Not `node`: the shipped PodMonitor sets that target label.
+  auto self = core::gaugeFamily("fabricwatch_peer_self_info",
+                                "This node's name in the peer mesh, the peer_node label of the "
+                                "series its peers export about it; constant 1.");
+  addSample(self, {{"peer_node", v.node_name}}, 1);
+  out.push_back(std::move(self));
+
   auto rp = core::gaugeFamily("fabricwatch_peer_round_peers", "Peers probed in the last round.");
   addSample(rp, {}, static_cast<double>(v.round_peers.size()));
   out.push_back(std::move(rp));

@@ -29,7 +29,7 @@ import promql_names  # noqa: E402
 ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else
                     pathlib.Path(__file__).resolve().parent.parent.parent)
 PROM = ROOT / "deploy/prometheus"
-RULE_FILES = [PROM / "recording.yml", PROM / "alerts.yml"]
+RULE_FILES = [PROM / "recording.yml", PROM / "alerts.yml", PROM / "localisation.yml"]
 PROMTOOL_TESTS = sorted((ROOT / "tests/deploy/promtool").glob("*.yml"))
 DASHBOARDS = sorted((ROOT / "deploy/grafana/dashboards").glob("*.json"))
 TARGET_LABELS = {"cluster", "job", "instance"}
@@ -163,9 +163,9 @@ def check_rules(groups, families, recorded):
                     problem(f"{fname}: {name}: range [{d}] is not in whole minutes or hours "
                             "(the end-to-end test scales them)")
             if "alert" in r:
-                alerts[name] = r
-    for name, r in alerts.items():
-        where = f"alerts.yml: {name}"
+                alerts[name] = (fname, r)
+    for name, (fname, r) in alerts.items():
+        where = f"{fname}: {name}"
         f = minutes(str(r.get("for", "")))
         if f is None or f < 5:
             problem(f"{where}: `for:` must be at least 5m in whole minutes or hours, "

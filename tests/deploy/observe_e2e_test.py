@@ -59,8 +59,21 @@ BINARY = os.environ.get("FW_BINARY", os.path.join(SOURCE, "build/fabricwatch"))
 INSIDE = "FW_OBSERVE_E2E_INSIDE"
 SCALE = 60  # the rules run this many times faster
 DEADLINE = float(os.environ.get("FW_OBSERVE_E2E_DEADLINE", "90"))  # seconds per wait
+# The rule files the test loads, as a Prometheus installation does (docs/alerts.md).
+RULE_FILES = ("recording.yml", "alerts.yml", "localisation.yml")
 NOT_REPRODUCED = {
     "FabricwatchAbsent": "needs Prometheus to have no fabricwatch target at all",
+    # Localisation needs at least 3 witnesses fine with others (docs/fleet.md). Of the three
+    # healthy instances, ib and erdma are reloaded during the faults, and a reload starts a
+    # new mesh whose members are pending until they answer: they never probe the stopped roce
+    # again, which leaves it one witness (measured: broken alone, 1 of 1 failing). p5's
+    # FabricwatchNodeCutOff is reproduced: p5 re-probes the peers it fails.
+    "FabricwatchNodeUnreachable": "needs 3 witnesses of the stopped roce; ib and erdma are "
+                                  "reloaded during the faults and probe only members that "
+                                  "answered since",
+    "FabricwatchNodeRailUnreachable": "needs 3 witnesses on one rail besides the faulted "
+                                      "nodes, and a rail that fails on one node alone",
+    "FabricwatchPairUnreachable": "needs one path that fails while both ends reach 2 others",
     "FabricwatchSnapshotStale": "needs a wedged pipeline behind a live HTTP server",
     # A source fails only by a run that hangs past its timeout; since issue 13 nothing in a
     # host root can make one hang (a FIFO or other non-regular file is refused at open, a read
@@ -68,6 +81,15 @@ NOT_REPRODUCED = {
     "FabricwatchSourceFailing": "needs a source run that hangs; host files cannot make one",
     "FabricwatchNcclBusbwBelowFloor": "needs GPUs: NCCL's bandwidth exists only after NCCL "
                                       "ran on them",
+}
+# Recording rules that may return no data here, for the reasons above (they are not required
+# to, and not faulted when they do).
+RECORDS_NOT_REPRODUCED = {
+    "peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect":
+        "as FabricwatchNodeRailUnreachable",
+    "instance_peer:fabricwatch_localisation_pair_unreachable:suspect":
+        "as FabricwatchPairUnreachable",
+    "peer_node:fabricwatch_localisation_unreachable:suspect": "as FabricwatchNodeUnreachable",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL
@@ -615,7 +637,7 @@ class Lab:
 
     def start_prometheus(self, port, am_port):
         rules = []
-        for f in ("recording.yml", "alerts.yml"):
+        for f in RULE_FILES:
             dst = os.path.join(self.tmp, "rules", f)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             write(dst, scaled_rules(read(os.path.join(SOURCE, "deploy/prometheus", f))))
@@ -647,11 +669,11 @@ class Lab:
         loaded = {r["name"]: r for g in groups for r in g["rules"]}
         shipped = re.findall(r"(?m)^\s+- (?:alert|record): (\S+)$", "".join(
             read(os.path.join(SOURCE, "deploy/prometheus", f))
-            for f in ("recording.yml", "alerts.yml")))
+            for f in RULE_FILES))
         if sorted(loaded) != sorted(shipped):
             raise Failure(f"Prometheus loaded {sorted(loaded)}, the files hold {sorted(shipped)}")
-        shipped_for = dict(re.findall(r"(?ms)^\s+- alert: (\S+)$.*?^\s+for: (\S+)$", read(
-            os.path.join(SOURCE, "deploy/prometheus/alerts.yml"))))
+        shipped_for = dict(re.findall(r"(?ms)^\s+- alert: (\S+)$.*?^\s+for: (\S+)$", "".join(
+            read(os.path.join(SOURCE, "deploy/prometheus", f)) for f in RULE_FILES)))
         for name, d in shipped_for.items():
             want = int(scale_duration(d)[:-1])
             if loaded[name]["duration"] != want:
@@ -810,7 +832,9 @@ class Lab:
         # The secret rotation (rotate_secret()) missed p5: it reaches none of its peers.
         fault("p5: missed the secret rotation", lambda: None, lambda: (
                   write(p5.secret, ROTATED_SECRET + "\n"), p5.process.send_signal(signal.SIGHUP)),
-              {"alertname": "FabricwatchNodeIsolated", "instance": p5.instance})
+              {"alertname": "FabricwatchNodeIsolated", "instance": p5.instance},
+              {"alertname": "FabricwatchNodeCutOff", "instance": p5.instance,
+               "peer_node": p5.node_name})
 
         # ib (InfiniBand). The physical state fault is injected here: the EFA driver reports
         # LinkUp whatever the link does, so EFA ports serve no physical state by default.
@@ -1001,7 +1025,10 @@ def run(lab):
     for key in exempt:
         problems.add(f"NEEDS_GPU names {key}, which no dashboard has")
     for r in records:
-        if r not in records_ok:
+        if r in RECORDS_NOT_REPRODUCED:
+            log(f"not required here: recording rule {r} ({RECORDS_NOT_REPRODUCED[r]}; "
+                f"{'it did' if r in records_ok else 'it did not'} return data)")
+        elif r not in records_ok:
             problems.add(f"recording rule {r} never returned data")
     not_reproduced = dict(NOT_REPRODUCED)
     if not lab.netns:

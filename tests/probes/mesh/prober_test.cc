@@ -114,6 +114,24 @@ TEST_F(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
                         "fabricwatch_probe_tcp_failures_total", "fabricwatch_probe_tcp_peer_up",
                         "fabricwatch_peer_channel_dropped_total"})
     EXPECT_TRUE(names.count(n)) << n;
+  // The prober's own name, as its peers' series name it (peer_node): fleet rules join on it.
+  // b's channel answers with its node name, which is the peer_node of a's series about b.
+  auto label = [](const prometheus::ClientMetric& m, const std::string& key) {
+    for (const auto& l : m.label)
+      if (l.name == key) return l.value;
+    return std::string("<absent>");
+  };
+  for (const auto& f : fams) {
+    if (f.name == "fabricwatch_peer_self_info") {
+      ASSERT_EQ(f.metric.size(), 1u);
+      EXPECT_EQ(label(f.metric[0], "peer_node"), "peer-a");
+      EXPECT_EQ(f.metric[0].gauge.value, 1);
+    }
+    if (f.name == "fabricwatch_probe_tcp_peer_up")
+      for (const auto& m : f.metric)
+        if (label(m, "peer") == b_addr) EXPECT_EQ(label(m, "peer_node"), "peer-b");
+  }
+  EXPECT_TRUE(names.count("fabricwatch_peer_self_info"));
   // A kind that is off renders nothing: no facts, no zero-valued families.
   EXPECT_FALSE(names.count("fabricwatch_probe_dns_resolve_seconds"));
   EXPECT_EQ(facts.findPath("probes.dns"), nullptr);

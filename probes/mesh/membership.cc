@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <sys/stat.h>
 
-#include <cctype>
+#include <algorithm>
 
 #include "core/diagnostic.h"
 #include "core/host_fs.h"
@@ -36,18 +36,24 @@ namespace {
 
 // A host a peer can have: an IPv4 address, an IPv6 address in brackets, or a DNS name. What
 // splitHostPort alone lets through is no address to connect to: "[]" (an empty host, which
-// toSockaddr reads as the wildcard address), "[node-1]", "a b", "node]".
+// toSockaddr reads as the wildcard address), "[node-1]", "a b", "node]". ASCII by hand (not
+// std::isalnum, which follows the locale), and before inet_pton, which reads a C string: a NUL
+// would hide the rest of the host ("10.0.0.1\0x").
+bool hostByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
 bool peersFileHost(const std::string& in_text, const std::string& host) {
   if (in_text.front() == '[') {
     in6_addr a6;
-    return inet_pton(AF_INET6, host.c_str(), &a6) == 1;
+    return std::all_of(host.begin(), host.end(), [](char c) { return hostByte(c) || c == ':'; }) &&
+           inet_pton(AF_INET6, host.c_str(), &a6) == 1;
   }
+  if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), hostByte))
+    return false;
   in_addr a4;
-  if (inet_pton(AF_INET, host.c_str(), &a4) == 1) return true;
-  if (host.empty() || host.size() > 253 || host.front() == '.' || host.front() == '-') return false;
-  for (unsigned char c : host)
-    if (!std::isalnum(c) && c != '-' && c != '.' && c != '_') return false;
-  return true;
+  return inet_pton(AF_INET, host.c_str(), &a4) == 1 || (host.front() != '.' && host.front() != '-');
 }
 
 }  // namespace

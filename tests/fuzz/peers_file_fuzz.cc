@@ -32,11 +32,12 @@ namespace mesh = fabricwatch::probes;
 bool dnsName(std::string_view h) {
   if (h.empty() || h.size() > 253 || h.front() == '.' || h.front() == '-') return false;
   for (unsigned char c : h)
-    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_')) return false;
+    if (!(std::isalnum(c) || c == '-' || c == '.' || c == '_') || c >= 0x80) return false;
   return true;
 }
 
 bool ipLiteral(std::string_view h, int family) {
+  if (h.find('\0') != h.npos) return false;  // inet_pton would read only up to it
   unsigned char buf[16];
   return inet_pton(family, std::string(h).c_str(), buf) == 1;
 }

@@ -130,6 +130,11 @@ TEST(MembershipTest, PeersFileTakesOnlyHostsAndPortsAPeerCanHave) {
       EXPECT_EQ(r.error().message.rfind("peers file:2:1: ", 0), 0u) << r.error().message;
     }
   }
+  // Found by peers_file_fuzz: inet_pton reads a C string, so a NUL after an address hid the rest
+  // of the host ("10.0.0.1\0x" passed as 10.0.0.1, and the member kept the NUL).
+  using namespace std::string_literals;
+  for (const std::string& bad : {"10.0.0.1\0x:80"s, "[::1\0x]:80"s, "10.0.0.1\0:80"s})
+    EXPECT_FALSE(parsePeersFile(bad)) << core::quoteForDisplay(bad);
   auto ok = parsePeersFile("node_1.rack-2.example.:65535\n[fe80::1]:1\n192.168.0.1:19737\n");
   ASSERT_TRUE(ok) << ok.error().message;
   EXPECT_EQ(ok->size(), 3u);

@@ -1,10 +1,13 @@
 #include "probes/mesh/membership.h"
 
+#include <arpa/inet.h>
 #include <sys/stat.h>
 
-#include <sstream>
+#include <algorithm>
 
+#include "core/diagnostic.h"
 #include "core/host_fs.h"
+#include "core/utf8.h"
 #include "probes/mesh/net_util.h"
 
 namespace fabricwatch::probes {
@@ -29,22 +32,61 @@ core::Result<std::vector<std::string>> DnsSource::list() {
   return out;
 }
 
-core::Result<std::vector<std::string>> parsePeersFile(std::string_view text) {
+namespace {
+
+// A host a peer can have: an IPv4 address, an IPv6 address in brackets, or a DNS name. What
+// splitHostPort alone lets through is no address to connect to: "[]" (an empty host, which
+// toSockaddr reads as the wildcard address), "[node-1]", "a b", "node]". ASCII by hand (not
+// std::isalnum, which follows the locale), and before inet_pton, which reads a C string: a NUL
+// would hide the rest of the host ("10.0.0.1\0x").
+bool hostByte(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '.' || c == '_';
+}
+
+bool peersFileHost(const std::string& in_text, const std::string& host) {
+  if (in_text.front() == '[') {
+    in6_addr a6;
+    return std::all_of(host.begin(), host.end(), [](char c) { return hostByte(c) || c == ':'; }) &&
+           inet_pton(AF_INET6, host.c_str(), &a6) == 1;
+  }
+  if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), hostByte))
+    return false;
+  in_addr a4;
+  return inet_pton(AF_INET, host.c_str(), &a4) == 1 || (host.front() != '.' && host.front() != '-');
+}
+
+}  // namespace
+
+core::Result<std::vector<std::string>> parsePeersFile(std::string_view text,
+                                                      std::string_view file) {
+  auto problem = [&](int line, size_t column, const std::string& message) {
+    core::Diagnostic d{std::string(file), line, static_cast<int>(column), message, ""};
+    return core::Error{d.format()};
+  };
+  if (text.size() > kMaxPeersFileBytes)
+    return problem(0, 0, "over " + std::to_string(kMaxPeersFileBytes) + " bytes");
   std::vector<std::string> out;
-  std::istringstream in{std::string(text)};
-  std::string line;
   int n = 0;
-  while (std::getline(in, line)) {
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    std::string_view line = text.substr(at, end == text.npos ? text.npos : end - at);
+    at = end == text.npos ? text.size() : end + 1;
     ++n;
-    auto hash = line.find('#');
-    if (hash != std::string::npos) line.resize(hash);
-    auto b = line.find_first_not_of(" \t\r");
-    if (b == std::string::npos) continue;
-    auto e = line.find_last_not_of(" \t\r");
-    std::string ep = line.substr(b, e - b + 1);
-    if (!splitHostPort(ep) || ep[0] == ':')
-      return core::Error{"line " + std::to_string(n) + ": \"" + ep + "\" is not HOST:PORT"};
-    out.push_back(ep);
+    line = line.substr(0, line.find('#'));
+    size_t b = line.find_first_not_of(" \t\r");
+    if (b == line.npos) continue;
+    size_t e = line.find_last_not_of(" \t\r");
+    std::string ep(line.substr(b, e - b + 1));
+    auto hp = splitHostPort(ep);
+    if (!hp || hp->port < 1 || !peersFileHost(ep, hp->host))
+      return problem(n, b + 1,
+                     core::quoteForDisplay(ep, 100) +
+                         " is not HOST:PORT (an IPv4 address, an IPv6 address in brackets or a "
+                         "DNS name; a port 1-65535)");
+    if (out.size() == kMaxPeersFileMembers)
+      return problem(n, b + 1, "more than " + std::to_string(kMaxPeersFileMembers) + " members");
+    out.push_back(std::move(ep));
   }
   return out;
 }
@@ -58,10 +100,10 @@ core::Result<std::vector<std::string>> FileSource::list() {
   Stamp s{static_cast<uint64_t>(st.st_ino), static_cast<uint64_t>(st.st_size),
           static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
   if (stamp_ && *stamp_ == s) return cached_;
-  auto text = core::readRegularFile(path_, 16 << 20);
+  auto text = core::readRegularFile(path_, kMaxPeersFileBytes);
   if (!text) return core::Error{"file " + path_ + ": " + text.error().message};
-  auto parsed = parsePeersFile(*text);
-  if (!parsed) return core::Error{"file " + path_ + ": " + parsed.error().message};
+  auto parsed = parsePeersFile(*text, path_);  // "PATH:LINE:COL: ..."
+  if (!parsed) return parsed.error();
   cached_ = std::move(*parsed);
   stamp_ = s;
   return cached_;

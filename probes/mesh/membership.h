@@ -81,8 +81,15 @@ class FileSource : public MembershipSource {
   std::vector<std::string> cached_;
 };
 
-// Pure parser for the peers file.
-core::Result<std::vector<std::string>> parsePeersFile(std::string_view text);
+// Pure parser for the peers file: one HOST:PORT a line, HOST an IPv4 address, an IPv6 address
+// in brackets or a DNS name (letters, digits, '-', '_', '.'), PORT 1-65535; '#' comments, blank
+// lines, spaces, tabs and CRs around are ignored. At most kMaxPeersFileBytes of text and
+// kMaxPeersFileMembers members. An error is one line, "FILE:LINE:COL: ...", the line's text
+// quoted, escaped and cut (file names the file in it).
+inline constexpr size_t kMaxPeersFileBytes = size_t{16} << 20;
+inline constexpr size_t kMaxPeersFileMembers = 65536;
+core::Result<std::vector<std::string>> parsePeersFile(std::string_view text,
+                                                      std::string_view file = "peers file");
 
 enum class MemberState { kPending, kActive, kSelf };
 const char* memberStateName(MemberState s);

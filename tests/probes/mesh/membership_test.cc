@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/utf8.h"
 #include "tests/support/temp_dir.h"
 
 namespace fabricwatch::probes {
@@ -114,7 +115,55 @@ TEST(MembershipTest, PeersFileParser) {
             (std::vector<std::string>{"10.0.0.1:19737", "node-2.example:19737", "[fd00::1]:1"}));
   auto bad = parsePeersFile("10.0.0.1:19737\nno-port\n");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("line 2"), std::string::npos);
+  EXPECT_EQ(bad.error().message.rfind("peers file:2:1: ", 0), 0u) << bad.error().message;
+}
+
+// Found writing peers_file_fuzz's model of a member: the file took what splitHostPort splits, so
+// "[]:80" (an empty host, which toSockaddr reads as the wildcard address), port 0, a host with
+// spaces or a bracketed host that is no IPv6 address became members.
+TEST(MembershipTest, PeersFileTakesOnlyHostsAndPortsAPeerCanHave) {
+  for (const char* bad : {"[]:80", "node-1:0", "a b:80", "[node-1]:80", "[1.2.3.4]:80",
+                          "node-1]:80", "-node:80", "n\x01-de:80", "h\xc3\xa9:80", "[::1]:"}) {
+    auto r = parsePeersFile(std::string("10.0.0.1:1\n") + bad + "\n");
+    EXPECT_FALSE(r) << bad;
+    if (!r) {
+      EXPECT_EQ(r.error().message.rfind("peers file:2:1: ", 0), 0u) << r.error().message;
+    }
+  }
+  // Found by peers_file_fuzz: inet_pton reads a C string, so a NUL after an address hid the rest
+  // of the host ("10.0.0.1\0x" passed as 10.0.0.1, and the member kept the NUL).
+  using namespace std::string_literals;
+  for (const std::string& bad : {"10.0.0.1\0x:80"s, "[::1\0x]:80"s, "10.0.0.1\0:80"s})
+    EXPECT_FALSE(parsePeersFile(bad)) << core::quoteForDisplay(bad);
+  auto ok = parsePeersFile("node_1.rack-2.example.:65535\n[fe80::1]:1\n192.168.0.1:19737\n");
+  ASSERT_TRUE(ok) << ok.error().message;
+  EXPECT_EQ(ok->size(), 3u);
+}
+
+// Found writing peers_file_fuzz: the error echoed the line's bytes as they were, control bytes,
+// invalid UTF-8 and all, and a 16 MiB line made a 16 MiB message.
+TEST(MembershipTest, APeersFileErrorIsPositionedBoundedAndEscaped) {
+  std::string line = "\t \x01\xff" + std::string(1 << 20, 'x');
+  auto r = parsePeersFile("# fleet\n" + line + "\n", "/etc/fabricwatch/peers");
+  ASSERT_FALSE(r);
+  const std::string& m = r.error().message;
+  EXPECT_EQ(m.rfind("/etc/fabricwatch/peers:2:3: ", 0), 0u) << m;
+  EXPECT_LT(m.size(), 400u);
+  EXPECT_TRUE(core::isValidUtf8(m));
+  EXPECT_EQ(m.find_first_of(std::string("\x01\n\t", 3)), std::string::npos) << m;
+}
+
+TEST(MembershipTest, APeersFileHasBoundsOnItsSizeAndMembers) {
+  EXPECT_FALSE(parsePeersFile(std::string(kMaxPeersFileBytes + 1, '#')));
+  std::string many;
+  for (size_t i = 0; i < kMaxPeersFileMembers; ++i) many += "a:1\n";
+  EXPECT_TRUE(parsePeersFile(many));
+  auto over = parsePeersFile(many + "\n# end\nb:2\n");
+  ASSERT_FALSE(over);
+  EXPECT_EQ(over.error().message.rfind(
+                "peers file:" + std::to_string(kMaxPeersFileMembers + 3) + ":1: ", 0),
+            0u)
+      << over.error().message;
 }
 
 TEST(MembershipTest, FileSourceSeesChanges) {

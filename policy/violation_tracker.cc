@@ -33,7 +33,7 @@ void ViolationTracker::update(std::vector<core::Violation>& current, TimePoint n
       continue;
     }
     core::Violation& v = it->second;
-    if (!settled) {
+    if (!settled || !settled_) {
       it = entries_.erase(it);
       continue;
     }
@@ -63,6 +63,7 @@ void ViolationTracker::update(std::vector<core::Violation>& current, TimePoint n
     entries_.erase(oldest);
     --recovering;
   }
+  settled_ = settled_ || settled;
   for (const auto& [key, v] : entries_)
     if (v.state == "recovering") current.push_back(v);
 }

@@ -34,7 +34,9 @@ class ViolationTracker {
   // "recovering" for `hold` (0: they clear at once), clears those whose hold has passed, and
   // appends the recovering ones to `current` (in identity order). While the first collection
   // is still running (`settled` false: some sources have not reported), a violation that goes
-  // away is forgotten instead: it was judged on part of the facts.
+  // away is forgotten instead: it was judged on part of the facts. So is one gone at the first
+  // settled evaluation: it was seen only while sources were missing (a rule that fails on an
+  // absent fact, before the source that brings the fact reported for the first time).
   void update(std::vector<core::Violation>& current, TimePoint now, std::chrono::milliseconds hold,
               bool settled = true);
 
@@ -50,6 +52,7 @@ class ViolationTracker {
   std::map<Key, core::Violation> entries_;
   std::deque<Cleared> cleared_;
   uint64_t cleared_total_ = 0;
+  bool settled_ = false;  // an earlier evaluation was settled
 };
 
 }  // namespace fabricwatch::policy

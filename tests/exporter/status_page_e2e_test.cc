@@ -55,9 +55,9 @@ TEST(StatusPageE2ETest, ChromiumShowsTheVerdictViolationsAndEscapedText) {
     FW_UNAVAILABLE("tools") << "chromium is not installed (scripts/dev installs it)";
   TempDir dir;
   dir.write("packs/hostile.yaml", kHostilePack);
-  // A violation that passes again stays recovering for policy.violation_hold (5m): on a loaded
-  // machine rdma-core-installed was once seen to fail for one evaluation and then recover, which
-  // made this count 5 warnings instead of 4. Counting the verdict needs only what is active.
+  // The verdict counts what is active; recovering violations (policy.violation_hold) are
+  // ServePolicyE2ETest's. One that a partial first snapshot raised was once held here
+  // (ViolationTracker.GoneAtTheFirstSettledEvaluationIsForgotten) and counted a warning too many.
   std::string cfg = dir.write("fabricwatch.toml", "[policy]\nviolation_hold = \"0s\"\n");
   auto d = startDaemon({"--config.file=" + cfg, "--path.rootfs=" + fixture("broken"),
                         "--policy.path=" + dir.path() + "/packs", "--node.name=gpu-node-<i>7</i>"});

@@ -111,6 +111,27 @@ TEST(ViolationTracker, BeforeTheFirstCollectionEndsAGoneViolationIsForgotten) {
   EXPECT_EQ(t.clearedTotal(), 0u);
 }
 
+// Seen when the software source reported last: rdma-core-installed failed on every partial
+// snapshot (software.rdma_core absent), passed on the first complete one, and was then held as
+// recovering for 5 minutes on a healthy node (StatusPageE2ETest counted a warning too many).
+TEST(ViolationTracker, GoneAtTheFirstSettledEvaluationIsForgotten) {
+  ViolationTracker t;
+  std::vector<core::Violation> now{trackerViolation("partial")};
+  t.update(now, kT0, minutes(5), /*settled=*/false);
+  now.clear();
+  t.update(now, kT0 + seconds(1), minutes(5), /*settled=*/true);
+  EXPECT_TRUE(now.empty());
+  EXPECT_EQ(t.tracked(), 0u);
+  EXPECT_EQ(t.clearedTotal(), 0u);
+  // Once settled, a gone violation recovers as before.
+  now = {trackerViolation("real")};
+  t.update(now, kT0 + seconds(2), minutes(5), /*settled=*/true);
+  now.clear();
+  t.update(now, kT0 + seconds(3), minutes(5), /*settled=*/true);
+  ASSERT_EQ(now.size(), 1u);
+  EXPECT_EQ(now[0].state, "recovering");
+}
+
 TEST(ViolationTracker, IdentityIsPackRuleAndSubject) {
   ViolationTracker t;
   std::vector<core::Violation> now{trackerViolation("r", "workload:a")};

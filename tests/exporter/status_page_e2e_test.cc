@@ -55,11 +55,7 @@ TEST(StatusPageE2ETest, ChromiumShowsTheVerdictViolationsAndEscapedText) {
     FW_UNAVAILABLE("tools") << "chromium is not installed (scripts/dev installs it)";
   TempDir dir;
   dir.write("packs/hostile.yaml", kHostilePack);
-  // The verdict counts what is active; recovering violations (policy.violation_hold) are
-  // ServePolicyE2ETest's. One that a partial first snapshot raised was once held here
-  // (ViolationTracker.GoneAtTheFirstSettledEvaluationIsForgotten) and counted a warning too many.
-  std::string cfg = dir.write("fabricwatch.toml", "[policy]\nviolation_hold = \"0s\"\n");
-  auto d = startDaemon({"--config.file=" + cfg, "--path.rootfs=" + fixture("broken"),
+  auto d = startDaemon({"--path.rootfs=" + fixture("broken"),
                         "--policy.path=" + dir.path() + "/packs", "--node.name=gpu-node-<i>7</i>"});
   ASSERT_NE(d.port, 0) << d.process->stderrText();
   ASSERT_TRUE(d.waitForStatus("/readyz", 200, std::chrono::seconds(30)));

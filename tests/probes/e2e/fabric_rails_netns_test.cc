@@ -10,6 +10,8 @@
 //     rail only.
 #include <gtest/gtest.h>
 
+#include <climits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -206,33 +208,41 @@ TEST(FabricRailsNetnsTest, RotatedRailsAreAllMeasuredAndADownRailFailsOnItsNodeO
   if (!fleet.unavailable().empty()) FW_UNAVAILABLE("netns") << fleet.unavailable();
   ASSERT_TRUE(fleet.ok()) << fleet.lab().lastError();
   for (int h = 1; h <= kRailNodes; ++h) ASSERT_TRUE(fleet.start(h)) << fleet.proc(h).stderrText();
-  // Until every rail of every peer has been measured ok (two rails per peer and round).
-  std::set<std::tuple<int, int, int>> seen;
+  // Until every rail of every peer has been measured ok (two rails per peer and round). The
+  // bound counts the observer's rounds, not seconds: under a sanitizer a round runs past its
+  // 2 s interval, and what docs/peers.md promises is a number of rounds.
+  std::map<std::tuple<int, int, int>, long> seen;  // (observer, target, rail) -> first round
   auto start = std::chrono::steady_clock::now();
-  std::optional<std::chrono::steady_clock::time_point> first;
   auto covered = [&] {
     for (int o = 1; o <= kRailNodes; ++o)
       for (int t = 1; t <= kRailNodes; ++t) {
         if (o == t) continue;
         json f = fleet.fabric(o, t);
+        if (!f.is_object()) continue;
         for (int r = 0; r < kRails; ++r)
-          if (railStatus(f, r) == "ok" || railStatus(f, r) == "rail_missing") {
-            if (!first) first = std::chrono::steady_clock::now();
-            seen.insert({o, t, r});
-          }
+          if (railStatus(f, r) == "ok" || railStatus(f, r) == "rail_missing")
+            seen.emplace(std::make_tuple(o, t, r), f.value("round", 0L));
       }
     // 1 and 2 have three rails to each other and to 3 (rail 2: missing); 3 has two to each.
     return seen.size() == 2 * 3 + 2 * 3 + 2 * 2;
   };
   ASSERT_TRUE(eventually(covered, 40s, 50ms)) << seen.size() << fleet.fabric(1, 2).dump(2);
-  auto done = std::chrono::steady_clock::now();
   auto ms = [](auto d) { return std::chrono::duration_cast<std::chrono::milliseconds>(d).count(); };
-  std::cerr << "[ NOTE ] 3 rails, rails_per_round 2, 2 s rounds: every rail of every peer "
-               "measured "
-            << ms(done - *first) << " ms after the first (" << ms(done - start)
-            << " ms after the start)\n";
-  // Three rails, two per round: within two rounds of the first, with a round's slack.
-  EXPECT_LT(done - *first, 3 * 2s + 1s);
+  std::cerr << "[ NOTE ] 3 rails, rails_per_round 2: every rail of every peer measured "
+            << ms(std::chrono::steady_clock::now() - start) << " ms after the start; rounds:";
+  for (int o = 1; o <= kRailNodes; ++o)
+    for (int t = 1; t <= kRailNodes; ++t) {
+      if (o == t) continue;
+      long first = LONG_MAX, last = 0;
+      for (const auto& [key, round] : seen)
+        if (std::get<0>(key) == o && std::get<1>(key) == t)
+          first = std::min(first, round), last = std::max(last, round);
+      std::cerr << " " << o << "->" << t << " " << first << ".." << last;
+      // Three rails, two per round: in two consecutive rounds, with a round's slack for a
+      // round this loop saw late.
+      EXPECT_LE(last - first, 2) << o << "->" << t;
+    }
+  std::cerr << "\n";
 
   // Rail 0 (eth1) down on node 2: 2's rail 0 fails, to and from it; the others stay.
   ASSERT_TRUE(fleet.lab().setLink(2, false, "eth1")) << fleet.lab().lastError();

@@ -9,6 +9,8 @@
 #include "config/duration.h"
 #include "config/toml_ascii.h"
 #include "core/host_fs.h"
+#include "core/host_port.h"
+#include "core/utf8.h"
 
 namespace fabricwatch::config {
 namespace {
@@ -260,14 +262,12 @@ std::optional<std::string> checkListenAddress(const std::string& s) {
 }
 
 std::optional<std::string> checkPeerAddress(const std::string& s) {
-  auto colon = s.rfind(':');
-  std::string host = colon == std::string::npos ? "" : s.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-    host = host.substr(1, host.size() - 2);
-  else if (host.find(':') != std::string::npos)
-    host.clear();  // a bare IPv6 address needs brackets
-  if (host.empty() || checkListenAddress(s))
-    return "peer \"" + s + "\" must be HOST:PORT (an IPv6 address in brackets)";
+  // The peers file's rule (core/host_port.h), quoted as it quotes: a config value may hold any
+  // byte, and the message goes to a terminal and a log.
+  if (!core::isPeerEndpoint(s))
+    return "peer " + core::quoteForDisplay(s, 100) +
+           " must be HOST:PORT (an IPv4 address, an IPv6 address in brackets or a DNS name; a "
+           "port 1-65535)";
   return std::nullopt;
 }
 

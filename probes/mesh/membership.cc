@@ -1,12 +1,10 @@
 #include "probes/mesh/membership.h"
 
-#include <arpa/inet.h>
 #include <sys/stat.h>
-
-#include <algorithm>
 
 #include "core/diagnostic.h"
 #include "core/host_fs.h"
+#include "core/host_port.h"
 #include "core/utf8.h"
 #include "probes/mesh/net_util.h"
 
@@ -32,32 +30,6 @@ core::Result<std::vector<std::string>> DnsSource::list() {
   return out;
 }
 
-namespace {
-
-// A host a peer can have: an IPv4 address, an IPv6 address in brackets, or a DNS name. What
-// splitHostPort alone lets through is no address to connect to: "[]" (an empty host, which
-// toSockaddr reads as the wildcard address), "[node-1]", "a b", "node]". ASCII by hand (not
-// std::isalnum, which follows the locale), and before inet_pton, which reads a C string: a NUL
-// would hide the rest of the host ("10.0.0.1\0x").
-bool hostByte(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-         c == '.' || c == '_';
-}
-
-bool peersFileHost(const std::string& in_text, const std::string& host) {
-  if (in_text.front() == '[') {
-    in6_addr a6;
-    return std::all_of(host.begin(), host.end(), [](char c) { return hostByte(c) || c == ':'; }) &&
-           inet_pton(AF_INET6, host.c_str(), &a6) == 1;
-  }
-  if (host.empty() || host.size() > 253 || !std::all_of(host.begin(), host.end(), hostByte))
-    return false;
-  in_addr a4;
-  return inet_pton(AF_INET, host.c_str(), &a4) == 1 || (host.front() != '.' && host.front() != '-');
-}
-
-}  // namespace
-
 core::Result<std::vector<std::string>> parsePeersFile(std::string_view text,
                                                       std::string_view file) {
   auto problem = [&](int line, size_t column, const std::string& message) {
@@ -78,8 +50,7 @@ core::Result<std::vector<std::string>> parsePeersFile(std::string_view text,
     if (b == line.npos) continue;
     size_t e = line.find_last_not_of(" \t\r");
     std::string ep(line.substr(b, e - b + 1));
-    auto hp = splitHostPort(ep);
-    if (!hp || hp->port < 1 || !peersFileHost(ep, hp->host))
+    if (!core::isPeerEndpoint(ep))
       return problem(n, b + 1,
                      core::quoteForDisplay(ep, 100) +
                          " is not HOST:PORT (an IPv4 address, an IPv6 address in brackets or a "

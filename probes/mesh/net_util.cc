@@ -11,40 +11,6 @@
 
 namespace fabricwatch::probes {
 
-std::optional<HostPort> splitHostPort(const std::string& s) {
-  HostPort hp;
-  std::string port;
-  if (!s.empty() && s[0] == '[') {
-    auto close = s.find(']');
-    if (close == std::string::npos || close + 1 >= s.size() || s[close + 1] != ':')
-      return std::nullopt;
-    hp.host = s.substr(1, close - 1);
-    port = s.substr(close + 2);
-  } else {
-    auto colon = s.rfind(':');
-    if (colon == std::string::npos) return std::nullopt;
-    hp.host = s.substr(0, colon);
-    if (hp.host.find(':') != std::string::npos) return std::nullopt;  // bare v6 needs []
-    port = s.substr(colon + 1);
-  }
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos)
-    return std::nullopt;
-  hp.port = std::stoi(port);
-  if (hp.port > 65535) return std::nullopt;
-  return hp;
-}
-
-std::string joinHostPort(const std::string& host, int port) {
-  if (host.find(':') != std::string::npos) return "[" + host + "]:" + std::to_string(port);
-  return host + ":" + std::to_string(port);
-}
-
-bool isIpLiteral(const std::string& host) {
-  in6_addr a6;
-  in_addr a4;
-  return inet_pton(AF_INET, host.c_str(), &a4) == 1 || inet_pton(AF_INET6, host.c_str(), &a6) == 1;
-}
-
 bool toSockaddr(const std::string& host, int port, sockaddr_storage& out, socklen_t& len) {
   std::memset(&out, 0, sizeof out);
   auto* v4 = reinterpret_cast<sockaddr_in*>(&out);

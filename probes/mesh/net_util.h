@@ -1,6 +1,6 @@
 #pragma once
-// Socket plumbing shared by the peer channel's server and clients: HOST:PORT parsing, numeric
-// IPv4/IPv6 addresses, non-blocking connect with a deadline.
+// Socket plumbing shared by the peer channel's server and clients: numeric IPv4/IPv6 socket
+// addresses, non-blocking connect with a deadline (HOST:PORT itself: core/host_port.h).
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -9,19 +9,15 @@
 #include <optional>
 #include <string>
 
+#include "core/host_port.h"
 #include "core/result.h"
 
 namespace fabricwatch::probes {
 
-struct HostPort {
-  std::string host;  // without IPv6 brackets; empty for ":PORT"
-  int port = 0;
-};
-
-// "host:port", "[v6]:port" or ":port".
-std::optional<HostPort> splitHostPort(const std::string& s);
-std::string joinHostPort(const std::string& host, int port);
-bool isIpLiteral(const std::string& host);
+using core::HostPort;
+using core::isIpLiteral;
+using core::joinHostPort;
+using core::splitHostPort;
 
 // A numeric address (no name resolution); empty host means the IPv4 wildcard.
 bool toSockaddr(const std::string& host, int port, sockaddr_storage& out, socklen_t& len);

@@ -174,6 +174,24 @@ TEST(LoaderTest, APortTooLongForAnIntegerIsAProblemNotAnException) {
             "2:18: listen address \":019736\" has no valid port (0-65535)");
 }
 
+// probe.peers took what the peers file refuses (port 0, "[]:80", which a socket address reads as
+// the wildcard): both now judge a peer by core::isPeerEndpoint.
+TEST(LoaderTest, APeerIsJudgedAsThePeersFileJudgesIt) {
+  const std::string why =
+      " must be HOST:PORT (an IPv4 address, an IPv6 address in brackets or a DNS name; a port "
+      "1-65535)";
+  EXPECT_EQ(problem("[probe]\npeers = [\"10.0.0.1:0\"]\n"), "2:9: peer \"10.0.0.1:0\"" + why);
+  EXPECT_EQ(problem("[probe]\npeers = [\"[]:80\"]\n"), "2:9: peer \"[]:80\"" + why);
+  EXPECT_EQ(problem("[probe]\npeers = [\"a b:80\"]\n"), "2:9: peer \"a b:80\"" + why);
+  EXPECT_EQ(problem("[probe]\npeers = [\"10.0.0.1\\u0000x:80\"]\n"),
+            "2:9: peer \"10.0.0.1\\x00x:80\"" + why);
+  auto r = loadConfig(
+      "[peer]\nsecret_file = \"/s\"\n[probe]\npeers = [\"10.0.0.1:1\", \"[fd00::1]:19737\", "
+      "\"node-2:19737\"]\n",
+      "t.toml");
+  EXPECT_TRUE(r.ok()) << core::formatAll(r.problems);
+}
+
 TEST(LoaderTest, UnknownSourceIsPositionedWhenSourcesAreKnown) {
   EXPECT_EQ(problem("[collect.sources.rdmaa]\nenabled = true\n", {{"kernel", "rdma"}}),
             "1:18: unknown source \"rdmaa\" (known: kernel, rdma)");

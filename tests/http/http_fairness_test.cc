@@ -1,6 +1,6 @@
 // Issue 23, items 1 and 3, end to end with real sockets on loopback: clients from a few source
-// addresses that do not read their answers, or that guess passwords over keep-alive, never
-// cost a client at another address its scrapes.
+// addresses that do not read their answers (in plain text or over TLS), or that guess passwords
+// over keep-alive, never cost a client at another address its scrapes.
 
 #include <crypt.h>
 #include <gtest/gtest.h>
@@ -19,6 +19,7 @@
 #include "http/web_security.h"
 #include "tests/support/tcp_client.h"
 #include "tests/support/test_pki.h"
+#include "tests/support/tls_client.h"
 
 namespace fabricwatch::http {
 namespace {
@@ -92,6 +93,75 @@ TEST(HttpFairnessTest, SlowReadersCannotTakeEverySlot) {
   ASSERT_TRUE(again->send(fairGet("/metrics")));
   EXPECT_EQ(again->readResponse(5s).substr(0, 12), "HTTP/1.1 200");
   EXPECT_EQ(server.dropped(HttpDrop::kAddressLimit), 0u);
+  server.stop();
+}
+
+// The same attack over TLS, with valid credentials (issue 23 item 1: 66 of 92 scrapes refused
+// before slow readers were evictable): the answers back up in TLS records rather than in plain
+// bytes, and a scraper at another address is still answered every time.
+TEST(HttpFairnessTest, SlowTlsReadersWithCredentialsCannotTakeEverySlot) {
+  const auto& pki = testing::TestPki::shared();
+  ASSERT_EQ(pki.error, "");
+  auto loaded = buildWebSecurity("tls_server_config:\n  cert_file: " + pki.server_crt +
+                                     "\n  key_file: " + pki.server_key +
+                                     "\nbasic_auth_users:\n  alice: " + testing::kAliceHash + "\n",
+                                 "/web.yml");
+  ASSERT_TRUE(loaded.problems.empty()) << core::formatAll(loaded.problems);
+  auto body = std::make_shared<const std::string>(64 << 10, 'f');
+  std::atomic<int> answered{0};
+  HttpServer server;
+  server.route("/api/v1/facts", [&](const HttpRequest&) {
+    ++answered;
+    HttpResponse r{200, "application/json", ""};
+    r.shared_body = body;
+    return r;
+  });
+  server.route("/metrics", [](const HttpRequest&) { return HttpResponse{200, "text/plain", "m"}; });
+  server.setSecurity(loaded.security);
+  HttpOptions o;
+  o.listen_address = "127.0.0.1:0";
+  o.threads = 2;
+  o.max_connections = 32;
+  o.max_connections_per_address = 8;
+  o.request_timeout_ms = 60000;  // longer than the test: only eviction can make room
+  ASSERT_TRUE(server.start(o));
+  const std::string alice = "YWxpY2U6YWxpY2UxMjM=";  // alice:alice123
+  std::string pipeline;
+  for (int i = 0; i < 200; ++i) pipeline += fairGet("/api/v1/facts", alice);
+  std::vector<std::unique_ptr<testing::TlsClient>> readers;
+  for (int a = 2; a <= 5; ++a) {
+    for (int i = 0; i < 8; ++i) {
+      auto c = TcpClient::connect(server.port(), "127.0.0." + std::to_string(a));
+      ASSERT_TRUE(c);
+      int small = 1024;
+      setsockopt(c->fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+      auto tls = std::make_unique<testing::TlsClient>(std::move(*c));
+      ASSERT_TRUE(tls->ok());
+      ASSERT_TRUE(tls->send(pipeline));
+      readers.push_back(std::move(tls));
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + 20s;
+  int last = -1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(200ms);
+    if (server.openConnections() == 32 && answered.load() == last) break;
+    last = answered.load();
+  }
+  ASSERT_EQ(server.openConnections(), 32);
+  ASSERT_GT(answered.load(), 0) << "the readers were answered (authenticated) before they stalled";
+  constexpr int kScrapes = 20;
+  int ok = 0;
+  for (int i = 0; i < kScrapes; ++i) {
+    auto c = TcpClient::connect(server.port(), "127.0.0.9");
+    ASSERT_TRUE(c);
+    testing::TlsClient scraper(std::move(*c));
+    if (scraper.ok() && scraper.get("/metrics", "Authorization: Basic " + alice + "\r\n") == 200)
+      ++ok;
+  }
+  EXPECT_EQ(ok, kScrapes);
+  EXPECT_EQ(server.dropped(HttpDrop::kLimit), 0u);
+  EXPECT_GE(server.dropped(HttpDrop::kEvicted), 1u);
   server.stop();
 }
 

@@ -5,8 +5,6 @@
 #include "http/web_config_watcher.h"
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <openssl/ssl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -24,11 +22,13 @@
 #include "tests/support/tcp_client.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
+#include "tests/support/tls_client.h"
 
 namespace fabricwatch::http {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::statusOf;
 using testing::TestPki;
 
 const std::string& kWatcherAlice = testing::kAliceHash;                          // alice123
@@ -41,91 +41,11 @@ const std::string kWatcherTls =
 
 TestPki& watcherPki() { return TestPki::shared(); }
 
-// The status of an HTTP response ("HTTP/1.1 200 OK..." -> 200), 0 when there is none.
-int statusOf(const std::string& response) {
-  if (response.rfind("HTTP/1.1 ", 0) != 0 || response.size() < 12) return 0;
-  return std::atoi(response.substr(9, 3).c_str());
+// A TLS connection to the server on loopback.
+testing::TlsClient tlsTo(int port) {
+  auto tcp = testing::TcpClient::connect(port);
+  return testing::TlsClient(tcp ? std::move(*tcp) : testing::TcpClient());
 }
-
-// The client's side of OpenSSL, which fabricwatch (a server) never calls, so it has no
-// trampolines for them (core/openssl_functions.h): resolved from the loaded library. SSL_new and
-// the rest of what both sides call go through fabricwatch's own.
-struct ClientCalls {
-  decltype(&::TLS_client_method) client_method = nullptr;
-  decltype(&::SSL_connect) connect = nullptr;
-  decltype(&::SSL_read) read = nullptr;
-  decltype(&::SSL_write) write = nullptr;
-};
-
-const ClientCalls& clientCalls() {
-  static const ClientCalls calls = [] {
-    ClientCalls c;
-    if (!core::openssl::require("the tests' TLS client")) return c;
-    auto get = [](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(core::openssl::symbol(name));
-    };
-    get(c.client_method, "TLS_client_method");
-    get(c.connect, "SSL_connect");
-    get(c.read, "SSL_read");
-    get(c.write, "SSL_write");
-    return c;
-  }();
-  return calls;
-}
-
-// A blocking TLS client in process (no certificate check: the server's identity is not what
-// these tests are about), for requests on one connection.
-class TlsClient {
- public:
-  explicit TlsClient(int port) : calls_(clientCalls()) {
-    if (!calls_.client_method || !calls_.connect || !calls_.read || !calls_.write) return;
-    ctx_ = SSL_CTX_new(calls_.client_method());
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    timeval tv{10, 0};
-    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port));
-    if (!ctx_ || ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) return;
-    ssl_ = SSL_new(ctx_);
-    SSL_set_fd(ssl_, fd_);
-    ok_ = calls_.connect(ssl_) == 1;
-  }
-  ~TlsClient() {
-    if (ssl_) SSL_free(ssl_);
-    if (fd_ >= 0) close(fd_);
-    if (ctx_) SSL_CTX_free(ctx_);
-  }
-  TlsClient(const TlsClient&) = delete;
-  TlsClient& operator=(const TlsClient&) = delete;
-
-  // One GET on this connection: the response's status, 0 when none came.
-  int get(const std::string& path, const std::string& headers) {
-    if (!ok_) return 0;
-    std::string req = "GET " + path + " HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n";
-    if (calls_.write(ssl_, req.data(), static_cast<int>(req.size())) <= 0) return 0;
-    std::string in;
-    char buf[4096];
-    while (true) {
-      auto end = in.find("\r\n\r\n");
-      long len = testing::contentLength(in);
-      if (end != std::string::npos && len >= 0 && in.size() >= end + 4 + len) break;
-      int n = calls_.read(ssl_, buf, sizeof buf);
-      if (n <= 0) return 0;
-      in.append(buf, static_cast<size_t>(n));
-    }
-    return statusOf(in);
-  }
-
- private:
-  const ClientCalls& calls_;
-  SSL_CTX* ctx_ = nullptr;
-  SSL* ssl_ = nullptr;
-  int fd_ = -1;
-  bool ok_ = false;
-};
 
 TEST(WebConfigWatcherTest, ReloadsOnChangeAndKeepsTheLastGoodFile) {
   ASSERT_EQ(watcherPki().error, "");
@@ -380,13 +300,13 @@ TEST(WebConfigReloadTest, ScrapesAreAnsweredWhileReloadsSwapTlsAndUsers) {
   };
   auto fresh = [&] {  // a new connection per scrape
     while (!done) {
-      int s = TlsClient(server.port()).get("/metrics", kAliceAuth);
+      int s = tlsTo(server.port()).get("/metrics", kAliceAuth);
       if (s != 200) fail("alice on a new connection: " + std::to_string(s));
       ++answered;
     }
   };
   auto kept = [&] {  // one keep-alive connection
-    TlsClient c(server.port());
+    auto c = tlsTo(server.port());
     while (!done) {
       int s = c.get("/metrics", kAliceAuth);
       if (s != 200) fail("alice on a kept connection: " + std::to_string(s));
@@ -395,7 +315,7 @@ TEST(WebConfigReloadTest, ScrapesAreAnsweredWhileReloadsSwapTlsAndUsers) {
   };
   auto bob = [&] {
     while (!done) {
-      int s = TlsClient(server.port()).get("/metrics", kBobAuth);
+      int s = tlsTo(server.port()).get("/metrics", kBobAuth);
       if (s != 200 && s != 401) fail("bob: " + std::to_string(s));
     }
   };

@@ -20,5 +20,6 @@ int runVersion(const Args& args);
 int runCheck(const Args& args);
 int runPolicy(const Args& args);
 int runNcclLog(const Args& args);
+int runDiagnose(const Args& args);
 
 }  // namespace fabricwatch::exporter

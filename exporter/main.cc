@@ -28,7 +28,8 @@ const char* kUsage =
     "  check            collect once, evaluate the policy packs, exit 1 on violations\n"
     "  policy validate  load and compile policy packs; problems as FILE:LINE:COL: message\n"
     "  policy test      run policy test files (expected violations over given facts)\n"
-    "  nccl-log         read an NCCL log: network, NICs, GPUDirect RDMA, transports, verdict\n\n"
+    "  nccl-log         read an NCCL log: network, NICs, GPUDirect RDMA, transports, verdict\n"
+    "  diagnose         ask Prometheus which node, NIC or path the fleet's probes blame\n\n"
     "Run 'fabricwatch COMMAND --help' for a command's flags.\n";
 
 // glibc gives each thread that allocates an arena of its own (up to 8 per core): with a thread
@@ -71,6 +72,7 @@ int main(int argc, char** argv) {
       {"check", ex::runCheck},
       {"policy", ex::runPolicy},
       {"nccl-log", ex::runNcclLog},
+      {"diagnose", ex::runDiagnose},
       // Hidden: the NCCL probe's child process (fabricwatch starts itself; never a shell).
       {std::string(fabricwatch::probes::nccl::kProbeSubcommand),
        [](const Args&) { return fabricwatch::probes::nccl::runProbeChild(); }},

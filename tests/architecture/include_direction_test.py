@@ -11,7 +11,8 @@ import re
 import sys
 
 ROOT = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "../.."))
-CODE_TOP = ["core", "config", "nccl", "gpu", "facts", "probes", "policy", "http", "exporter"]
+CODE_TOP = ["core", "config", "nccl", "gpu", "facts", "probes", "policy", "http", "fleet",
+            "exporter"]
 
 
 def table_rows():

@@ -88,6 +88,7 @@ const RUNTIME_LOADED = {
   "ibverbs-providers": "libibverbs loads its device drivers (mlx5, efa, erdma ...) at run time",
   libssl3: "TLS and basic auth (--web.config.file) and the peer mesh's HMAC dlopen() libssl.so.3, " +
     "which brings libcrypto.so.3 (core/openssl.h)",
+  libcurl4: "`fabricwatch diagnose` dlopen()s libcurl.so.4 to ask Prometheus (fleet/http_get.h)",
 };
 
 test("Dockerfile: the runtime stage installs exactly the linked libraries' packages and the run-time loaded ones", () => {
@@ -110,6 +111,11 @@ test("the binary links libstdc++ and libgcc statically (no C++ shared library in
 test("the binary does not link libssl or libcrypto: they are loaded when TLS, users or the mesh need them", () => {
   const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
   assert.doesNotMatch(ldd, /libssl|libcrypto/);
+});
+
+test("the binary does not link libcurl: it is loaded when diagnose asks Prometheus", () => {
+  const ldd = execFileSync("ldd", [binary], { encoding: "utf8" });
+  assert.doesNotMatch(ldd, /libcurl/);
 });
 
 test("Dockerfile.cuda: the runtime stage adds NCCL to the linked libraries' packages", () => {

@@ -1,0 +1,102 @@
+// fleet/diagnosis: the localisation rules' answers -> culprits, evidence, alert state, words.
+#include "fleet/diagnosis.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace fabricwatch::fleet {
+namespace {
+
+Sample sample(std::map<std::string, std::string> labels, double value) {
+  return Sample{std::move(labels), value};
+}
+
+using Answers = std::vector<std::pair<std::string, std::vector<Sample>>>;
+
+Answers fleetAnswers() {
+  return {
+      {"node_unreachable", {sample({{"cluster", "c"}, {"peer_node", "n4"}}, 12)}},
+      {"node_unreachable:whole", {sample({{"cluster", "c"}, {"peer_node", "n4"}}, 13)}},
+      {"node_rail", {sample({{"cluster", "c"}, {"peer_node", "n2"}, {"rail", "3"}}, 7)}},
+      {"node_rail:whole", {sample({{"cluster", "c"}, {"peer_node", "n2"}, {"rail", "3"}}, 8)}},
+      {"pair",
+       {sample({{"cluster", "c"},
+                {"job", "fw"},
+                {"instance", "n1:19736"},
+                {"peer", "10.0.0.9:19737"},
+                {"peer_node", "n9"}},
+               1)}},
+      {"alerts",
+       {sample({{"alertname", "FabricwatchNodeUnreachable"},
+                {"alertstate", "firing"},
+                {"cluster", "c"},
+                {"peer_node", "n4"}},
+               1),
+        // Another node's alert does not lend its state.
+        sample({{"alertname", "FabricwatchNodeRailUnreachable"},
+                {"alertstate", "firing"},
+                {"cluster", "c"},
+                {"peer_node", "n2"},
+                {"rail", "1"}},
+               1)}},
+      {"alerts_since",
+       {sample({{"alertname", "FabricwatchNodeUnreachable"}, {"cluster", "c"}, {"peer_node", "n4"}},
+               1733220240)}},
+  };
+}
+
+TEST(DiagnosisTest, EachSuspectGetsItsEvidenceAndItsOwnAlertsState) {
+  auto s = suspectsFrom(fleetAnswers());
+  ASSERT_EQ(s.size(), 3u);
+  // Critical first (a rail), then the levels in order.
+  EXPECT_EQ(s[0].level, "node_rail");
+  EXPECT_EQ(s[0].summary, "7 of 8 probers fail to reach n2 on rail 3");
+  EXPECT_EQ(s[0].alert_state, "");
+  EXPECT_FALSE(s[0].since);
+  EXPECT_EQ(s[1].level, "node_unreachable");
+  EXPECT_EQ(s[1].summary, "12 of 13 probers fail to reach n4");
+  EXPECT_EQ(s[1].alert_state, "firing");
+  ASSERT_TRUE(s[1].since);
+  EXPECT_EQ(*s[1].since, 1733220240);
+  EXPECT_EQ(s[2].level, "pair");
+  EXPECT_EQ(s[2].summary,
+            "n1:19736 cannot reach n9 (10.0.0.9:19737), while both reach their other peers");
+  EXPECT_FALSE(s[2].witnesses);
+}
+
+TEST(DiagnosisTest, TextAndJsonSayTheSame) {
+  Diagnosis d;
+  d.prometheus = "https://prom:9090";
+  d.time = 1733230000;
+  d.nodes = 20;
+  d.suspects = suspectsFrom(fleetAnswers());
+  std::string text = renderText(d);
+  EXPECT_NE(text.find("fabricwatch diagnose: 3 suspects among 20 nodes (https://prom:9090, "
+                      "2024-12-03T12:46:40Z)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("alert FabricwatchNodeUnreachable: firing since 2024-12-03T10:04:00Z"),
+            std::string::npos)
+      << text;
+  auto j = nlohmann::json::parse(renderJson(d));
+  ASSERT_EQ(j["suspects"].size(), 3u);
+  EXPECT_EQ(j["suspects"][1]["node"], "n4");
+  EXPECT_EQ(j["suspects"][1]["failing"], 12);
+  EXPECT_EQ(j["suspects"][1]["witnesses"], 13);
+  EXPECT_EQ(j["suspects"][1]["since"], "2024-12-03T10:04:00Z");
+  EXPECT_FALSE(j["suspects"][2].contains("witnesses"));
+  d.suspects.clear();
+  EXPECT_EQ(renderText(d).rfind("fabricwatch diagnose: nothing suspect among 20 nodes", 0), 0u);
+}
+
+TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {
+  auto q = diagnosisQueries("a\"b\\c");
+  ASSERT_FALSE(q.empty());
+  EXPECT_EQ(q[0].promql,
+            "instance:fabricwatch_localisation_cut_off:suspect{cluster=\"a\\\"b\\\\c\"}");
+  EXPECT_EQ(diagnosisQueries("")[0].promql, "instance:fabricwatch_localisation_cut_off:suspect{}");
+}
+
+}  // namespace
+}  // namespace fabricwatch::fleet

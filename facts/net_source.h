@@ -1,7 +1,8 @@
 #pragma once
 // Network interfaces from /sys/class/net (net.interfaces): operstate, MTU, speed, MAC, IPv4
 // (netlink) and IPv6 (/proc/net/if_inet6) addresses and, for hardware interfaces, the PCI
-// function, and ECN per priority where the driver shows it (mlx5's ecn/roce_np, ecn/roce_rp);
+// function, ECN per priority where the driver shows it (mlx5's ecn/roce_np, ecn/roce_rp) and
+// PFC per priority from the kernel's DCB netlink interface (dcb_netlink.h) where it answers;
 // and whether fabricwatch shares the host's network namespace (net.host_network),
 // without which the addresses it could see would be its own pod's, so none are reported.
 

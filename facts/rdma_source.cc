@@ -113,17 +113,19 @@ bool defaultPortCounter(std::string_view name) {
 // work requests and admin commands are the long tail.
 //
 // EFA's are one known set, 22 per port in kernel 6.x, on 32 devices on a p5: the name rule
-// would serve nine of them (288 series, the p5 node over its 400-series budget). By default:
-// packets sent and received (the pair the retransmit ratio and the throughput panels divide
-// by), packets retransmitted, receive drops, and the remotes given up on or rate-limited
-// (unresponsive, impaired). Retransmit timeouts (which precede unresponsive remotes), bytes
+// would serve nine of them (288 series, the p5 node over its 400-series budget). By default,
+// what an alert or a panel reads per device: packets sent and received (the pair the
+// retransmit ratio and the throughput panels divide by), packets retransmitted, receive drops
+// and the remotes given up on (unresponsive: FabricwatchEfaUnresponsiveRemote). Rate-limited
+// remotes (impaired_remote_conn_events, which no alert reads: the baseline pack judges them
+// from the facts), retransmit timeouts (which precede unresponsive remotes), bytes
 // retransmitted (a ratio against tx_bytes, opt-in), the RDMA read/write work request errors
 // (which the job sees in its own completions) and the device-wide admin counters (cmds_err
-// ...) are opt-in by name; the baseline pack judges them from the facts all the same.
+// ...) are opt-in by name; the packs judge them from the facts all the same.
 bool defaultHwCounter(std::string_view kind, std::string_view name) {
   if (kind == "efa") {
-    for (std::string_view n : {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops",
-                               "unresponsive_remote_events", "impaired_remote_conn_events"})
+    for (std::string_view n :
+         {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops", "unresponsive_remote_events"})
       if (name == n) return true;
     return false;
   }

@@ -171,8 +171,17 @@ TEST(MetricsDocsE2ETest, EveryServedFamilyIsDocumentedExactly) {
   EXPECT_TRUE(seen.count("fabricwatch_rdma_device_info")) << "the optional series were not on";
 }
 
+// The PCI functions of a root whose class starts with `prefix` ("0x0302": 3D controllers).
+size_t pciClassCount(const std::string& root, const std::string& prefix) {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(root + "/sys/bus/pci/devices"))
+    if (readDocFile(e.path().string() + "/class").rfind(prefix, 0) == 0) ++n;
+  return n;
+}
+
 // docs/metrics.md states the series per node on every fixture root; the p5 root (32 EFA
-// devices, 8 GPUs) stays under 400 by default. FW_UPDATE_DOCS=1 rewrites the table.
+// devices, 8 GPUs, 4 NVSwitches) stays under 400 by default. FW_UPDATE_DOCS=1 rewrites the
+// table.
 TEST(MetricsDocsE2ETest, SeriesPerFixtureRootAreDocumented) {
   TempDir cfg;
   std::string steady = cfg.write("steady.toml", "[policy]\nviolation_hold = \"0s\"\n");
@@ -203,6 +212,10 @@ TEST(MetricsDocsE2ETest, SeriesPerFixtureRootAreDocumented) {
            full = seriesIn(scrape(root, {"--config.file=" + all_steady}));
     ASSERT_GT(plain, 0u) << name;
     if (name == "p5_efa") {
+      // The budget holds on a root as complete as a p5.48xlarge, not on a smaller one.
+      EXPECT_EQ(devices, 32u) << "a p5 has 32 EFA devices";
+      EXPECT_EQ(pciClassCount(root, "0x0302"), 8u) << "a p5 has 8 H100 GPUs";
+      EXPECT_EQ(pciClassCount(root, "0x0680"), 4u) << "a p5 has 4 NVSwitches";
       EXPECT_LT(plain, 400u) << "the p5 series budget";
     }
     table += "| `" + name + "` | " + std::to_string(devices) + " | " + std::to_string(plain) +

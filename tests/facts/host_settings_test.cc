@@ -80,10 +80,16 @@ TEST(HostSettingsTest, NvSwitchesAndFabricManager) {
   EXPECT_FALSE(factAt(faulty, "gpu.fabric_manager.running").asBool());
   EXPECT_EQ(faulty.findPath("gpu.fabric_manager.pid"), nullptr);
   EXPECT_EQ(factAt(faulty, "gpu.fabric_manager.processes").asInt(), 6);
-  // No NVSwitch: no process is looked at (p5_efa has a /proc), and the list is empty.
+  // A p5.48xlarge sees its baseboard's four NVSwitches, and Fabric Manager runs there too.
   auto p5 = collectFixture("p5_efa").facts;
-  EXPECT_EQ(factAt(p5, "gpu.nvswitches").size(), 0u);
-  EXPECT_EQ(p5.findPath("gpu.fabric_manager"), nullptr);
+  EXPECT_EQ(factAt(p5, "gpu.nvswitches").size(), 4u);
+  EXPECT_EQ(factAt(p5, "gpu.count").asInt(), 8);
+  EXPECT_TRUE(factAt(p5, "gpu.fabric_manager.running").asBool());
+  EXPECT_EQ(factAt(p5, "gpu.fabric_manager.processes").asInt(), 6);
+  // No NVSwitch: no process is looked at (roce_v2 has a /proc), and the list is empty.
+  auto roce = collectFixture("roce_v2").facts;
+  EXPECT_EQ(factAt(roce, "gpu.nvswitches").size(), 0u);
+  EXPECT_EQ(roce.findPath("gpu.fabric_manager"), nullptr);
 }
 
 TEST(HostSettingsTest, WithoutProcessesFabricManagerIsAbsentNotStopped) {

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -136,6 +137,37 @@ TEST(NetSourceTest, InANamespaceOfItsOwn) {
   auto [outside, none] = run("/");
   EXPECT_FALSE(outside);
   EXPECT_TRUE(none.empty());
+}
+
+// PFC by DCB netlink, asked in the namespace the binary runs in: its veth has no DCB, so the
+// kernel answers EOPNOTSUPP and the fact says unsupported (the policy's unknown, never a
+// fault); lo is never asked. Outside the host's namespace nothing is asked.
+TEST(NetSourceTest, AVethInANamespaceHasNoDcb) {
+  if (auto why = testing::NetnsLab::unavailableReason()) {
+    FW_UNAVAILABLE("netns") << "network namespaces unavailable: " << *why;
+  }
+  testing::NetnsLab lab("10.79." + std::to_string(::getpid() % 200 + 20));
+  std::string ns = lab.addNode(8);
+  ASSERT_NE(ns, "") << lab.lastError();
+  struct stat st;
+  ASSERT_EQ(::stat(("/run/netns/" + ns).c_str(), &st), 0);
+  HostRoot root("net:[" + std::to_string(st.st_ino) + "]");
+  auto facts = [&](const std::string& rootfs) {
+    auto r = testing::runCommand(lab.execArgv(
+        8, {testing::binaryPath(), "facts", "--format=json", "--path.rootfs=" + rootfs}));
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::map<std::string, nlohmann::json> out;
+    auto doc = nlohmann::json::parse(r.out);
+    for (const auto& i : doc["net"]["interfaces"]) out[i["name"].get<std::string>()] = i;
+    return out;
+  };
+  auto inside = facts(root.dir.path());
+  ASSERT_TRUE(inside.count("eth0"));
+  EXPECT_EQ(
+      inside["eth0"]["pfc"],
+      nlohmann::json({{"supported", false}, {"error", "the device has no DCB (EOPNOTSUPP)"}}));
+  EXPECT_FALSE(inside["lo"].contains("pfc"));
+  for (auto& [name, i] : facts("/")) EXPECT_FALSE(i.contains("pfc")) << name;
 }
 
 }  // namespace

@@ -191,9 +191,9 @@ TEST(RenderMetricsTest, P5LongTailsAreOptIn) {
   std::set<std::string> stats;
   for (const auto& s : family(m, "fabricwatch_rdma_port_hw_stat_total")->metric)
     stats.insert(s.label.back().value);
-  EXPECT_EQ(stats, (std::set<std::string>{"impaired_remote_conn_events", "retrans_pkts", "rx_drops",
-                                          "rx_pkts", "tx_pkts", "unresponsive_remote_events"}));
-  EXPECT_EQ(family(m, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 6);
+  EXPECT_EQ(stats, (std::set<std::string>{"retrans_pkts", "rx_drops", "rx_pkts", "tx_pkts",
+                                          "unresponsive_remote_events"}));
+  EXPECT_EQ(family(m, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 5);
 
   auto all = renderAll(
       facts, {"fabricwatch_rdma_device_info", "fabricwatch_rdma_port_info",
@@ -206,7 +206,7 @@ TEST(RenderMetricsTest, P5LongTailsAreOptIn) {
   EXPECT_EQ(value(all, "fabricwatch_rdma_port_phys_state", {{"device", "rdmap19s0"}}), 5);
   EXPECT_EQ(family(all, "fabricwatch_rdma_device_info")->metric.size(), 32u);
   EXPECT_EQ(family(all, "fabricwatch_rdma_port_info")->metric.size(), 32u);
-  EXPECT_EQ(family(all, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 7);
+  EXPECT_EQ(family(all, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 6);
   EXPECT_GT(value(all, "fabricwatch_rdma_port_hw_stat_total",
                   {{"device", "rdmap19s0"}, {"stat", "tx_bytes"}}),
             0);
@@ -249,12 +249,12 @@ TEST(RenderMetricsTest, DefaultCounterNames) {
   for (const char* off : {"rx_read_requests", "rx_write_requests", "rx_atomic_requests"})
     EXPECT_FALSE(defaultHwCounter("mlx5", off)) << off;
   // EFA: a known set, within the p5 budget.
-  for (const char* on : {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops",
-                         "unresponsive_remote_events", "impaired_remote_conn_events"})
+  for (const char* on :
+       {"tx_pkts", "rx_pkts", "retrans_pkts", "rx_drops", "unresponsive_remote_events"})
     EXPECT_TRUE(defaultHwCounter("efa", on)) << on;
   for (const char* off : {"tx_bytes", "rx_bytes", "rdma_read_bytes", "send_wrs", "retrans_bytes",
                           "retrans_timeout_events", "rdma_read_wr_err", "rdma_write_wr_err",
-                          "cmds_err", "submitted_cmds"})
+                          "impaired_remote_conn_events", "cmds_err", "submitted_cmds"})
     EXPECT_FALSE(defaultHwCounter("efa", off)) << off;
 }
 
@@ -385,13 +385,13 @@ TEST(RenderMetricsTest, DefaultCountersComeInPairs) {
 }
 
 // A p5's 32 EFA devices within the 400-series budget, with every EFA counter the kernel has:
-// the default EFA counters are six per port.
+// the default EFA counters are five per port.
 TEST(RenderMetricsTest, EfaDefaultsPerPortAndDeviceCountersOptIn) {
   core::Value facts = collectFixture("p5_efa").facts;
   auto m = renderAll(facts);
   const auto* hw = family(m, "fabricwatch_rdma_port_hw_stat_total");
   ASSERT_NE(hw, nullptr);
-  EXPECT_EQ(hw->metric.size(), 32u * 6);
+  EXPECT_EQ(hw->metric.size(), 32u * 5);
   for (const char* stat : {"tx_pkts", "rx_pkts"})
     EXPECT_FALSE(std::isnan(
         value(m, "fabricwatch_rdma_port_hw_stat_total", {{"device", "rdmap19s0"}, {"stat", stat}})))
@@ -408,6 +408,13 @@ TEST(RenderMetricsTest, EfaDefaultsPerPortAndDeviceCountersOptIn) {
             0);
   auto all = renderAll(facts, {"fabricwatch_rdma_device_hw_stat_total"});
   EXPECT_EQ(family(all, "fabricwatch_rdma_device_hw_stat_total")->metric.size(), 32u * 12);
+  // Rate-limited remotes, which no alert reads per device, by name.
+  auto impaired = renderAll(
+      facts, {"fabricwatch_rdma_port_hw_stat_total{stat=\"impaired_remote_conn_events\"}"});
+  EXPECT_EQ(family(impaired, "fabricwatch_rdma_port_hw_stat_total")->metric.size(), 32u * 6);
+  EXPECT_EQ(value(impaired, "fabricwatch_rdma_port_hw_stat_total",
+                  {{"device", "rdmap19s0"}, {"stat", "impaired_remote_conn_events"}}),
+            0);
 }
 
 TEST(RenderMetricsTest, AbsentFactsRenderNoSeries) {

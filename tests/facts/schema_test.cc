@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "facts/dcb_netlink.h"
 #include "tests/facts/fixture_facts.h"
 #include "tests/support/temp_dir.h"
 
@@ -157,6 +158,17 @@ TEST(SchemaTest, FixtureFactsMatchTheDocumentedSchema) {
                                   live.path() + "/proc/1/ns/net");
   std::filesystem::create_symlink("/sys", live.path() + "/sys");
   check.walk(collectRoot(live.path()).facts, "", check.main(), "this machine");
+  // And a DCB device's PFC answer, which neither a fixture root nor this machine has (PFC comes
+  // from netlink only, and only from hardware): priority 4 on, as mlnx_qos --pfc leaves it.
+  DcbPfc pfc;
+  pfc.supported = pfc.has_pfc = true;
+  pfc.pfc_cap = 8;
+  pfc.pfc_en = 0x10;
+  core::Value dcb = core::Value::map();
+  core::Value iface = core::Value::map({{"name", "eth4"}, {"pfc", pfcFact(pfc)}});
+  dcb.setPath("net.interfaces", core::Value::list());
+  dcb["net"]["interfaces"].push(std::move(iface));
+  check.walk(dcb, "", check.main(), "a DCB answer");
   for (const auto& p : check.unused()) {
     ADD_FAILURE() << "docs/facts.md documents " << p << " but no fixture produces it";
   }

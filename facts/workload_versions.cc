@@ -56,17 +56,14 @@ WorkloadVersions::Found WorkloadVersions::cached(FactReader& r, const std::strin
     used_.clear();
     root_ = r.fs().root();
   }
-  if (auto u = used_.find(host_path); u != used_.end()) return u->second.found;
   std::optional<FileStamp> stamp = fileStamp(r.fs(), host_path);
   if (!stamp) return {};
-  Entry e{*stamp, {}};
-  if (auto it = entries_.find(host_path); it != entries_.end() && it->second.stamp == *stamp) {
-    e.found = it->second.found;
-  } else {
-    e.found = make();
-  }
-  used_.emplace(host_path, e);
-  return e.found;
+  Key key{stamp->dev, stamp->ino, stamp->size, stamp->mtime_ns};
+  if (auto u = used_.find(key); u != used_.end()) return u->second;
+  auto it = entries_.find(key);
+  Found found = it != entries_.end() ? it->second : make();
+  used_.emplace(key, found);
+  return found;
 }
 
 void WorkloadVersions::endCollection() {

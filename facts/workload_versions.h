@@ -5,13 +5,15 @@
 // CUDA runtime (libcudart.so.12.4.127, else a pip wheel's dist-info in site-packages), its net
 // plugin's identity and version (aws-ofi-nccl's "Initializing aws-ofi-nccl 1.13.2-aws") and its
 // libfabric's library version (libfabric.so.1.25.0). Files are read through /proc/PID/root,
-// at most kMaxScanBytes each, and scanned again only when they change: a job's 200 MiB
-// libnccl costs one bounded read, not one per collection.
+// at most kMaxScanBytes each, and remembered by their identity (device, inode, size, mtime): the
+// eight ranks of a pod map one libnccl, which costs one bounded read, not one per rank and
+// collection.
 
 #include <functional>
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "core/value.h"
 #include "facts/fact_reader.h"
@@ -48,12 +50,9 @@ class WorkloadVersions {
   template <typename Make>
   Found cached(FactReader& r, const std::string& host_path, Make&& make);
 
-  struct Entry {
-    FileStamp stamp;
-    Found found;
-  };
+  using Key = std::tuple<dev_t, ino_t, off_t, int64_t>;
   std::string root_;
-  std::map<std::string, Entry, std::less<>> entries_, used_;
+  std::map<Key, Found> entries_, used_;  // the previous collection's, this one's
 };
 
 }  // namespace fabricwatch::facts

@@ -8,6 +8,7 @@
 #include <link.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tests/support/libraries.h"
 #include "tests/support/require.h"
@@ -168,6 +169,22 @@ TEST(WorkloadVersionsTest, CachedUntilTheFileChangesAndPipRuntime) {
   EXPECT_EQ(w.find("cuda_runtime_version")->asString(), "12.4.127");
   EXPECT_EQ(w.findPath("net_plugin.name")->asString(), "aws-ofi-nccl");
   EXPECT_EQ(w.findPath("net_plugin.version")->asString(), "1.13.2-aws");
+
+  // Rewritten in place with the same size and mtime: the same file to the cache, not read again
+  // (and another PID mapping it, as a pod's other ranks do, shares the one scan).
+  auto mtime = std::filesystem::last_write_time(plugin);
+  {
+    std::ofstream out(plugin, std::ios::binary | std::ios::in | std::ios::out);
+    out.seekp(26);
+    out << "9.9.9";
+  }
+  std::filesystem::last_write_time(plugin, mtime);
+  std::filesystem::create_directories(t.dir.path() + "/proc/6");
+  std::filesystem::create_directory_symlink("../5/root", t.dir.path() + "/proc/6/root");
+  core::Value rank = core::Value::map();
+  v.add(t.r, "/proc/6/root", libs, rank);
+  v.endCollection();
+  EXPECT_EQ(rank.findPath("net_plugin.version")->asString(), "1.13.2-aws");
 
   // Replaced by another build (another inode): scanned again.
   std::filesystem::remove(plugin);

@@ -12,6 +12,22 @@ std::string_view baseName(std::string_view p) {
   return s == std::string_view::npos ? p : p.substr(s + 1);
 }
 
+// "2.21.5" at the start of v: digits and single dots, no trailing dot; 0 when none.
+size_t dottedNumber(std::string_view v) {
+  size_t n = 0;
+  while (n < v.size() && (std::isdigit(static_cast<unsigned char>(v[n])) ||
+                          (v[n] == '.' && n > 0 && v[n - 1] != '.'))) {
+    ++n;
+  }
+  while (n > 0 && v[n - 1] == '.') --n;
+  return n;
+}
+
+bool isVersionChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '_' ||
+         c == '+';
+}
+
 bool isHex(std::string_view s) {
   for (char c : s) {
     if (!std::isxdigit(static_cast<unsigned char>(c))) return false;
@@ -40,6 +56,8 @@ MappedLibraries parseMappedLibraries(std::string_view maps) {
       set(out.libfabric);
     } else if (base.rfind("libc.so.6", 0) == 0 || base.rfind("libc-2.", 0) == 0) {
       set(out.libc);
+    } else if (base.rfind("libcudart.so", 0) == 0 || base.rfind("libcudart-", 0) == 0) {
+      set(out.cudart);  // libcudart-<hash>.so.12: the copy older torch wheels bundled
     }
   }
   return out;
@@ -129,6 +147,75 @@ std::optional<std::string> findGlibcVersion(std::string_view bytes) {
     pos += kLib.size();
   }
   return std::nullopt;
+}
+
+std::optional<NcclBanner> findNcclBanner(std::string_view bytes) {
+  constexpr std::string_view kBanner = "NCCL version ";
+  size_t pos = 0;
+  while ((pos = bytes.find(kBanner, pos)) != std::string_view::npos) {
+    pos += kBanner.size();
+    std::string_view v = bytes.substr(pos, 64);
+    size_t n = dottedNumber(v);
+    // "NCCL version %s" and prose are no banner; a version is at least major.minor.
+    if (n == 0 || v.substr(0, n).find('.') == std::string_view::npos) continue;
+    size_t end = n;
+    while (end < v.size() && isVersionChar(v[end])) ++end;
+    if (end == v.size()) continue;  // cut at the buffer's end (or 64 bytes of letters)
+    NcclBanner b{std::string(v.substr(0, n)), std::nullopt};
+    std::string_view rest = v.substr(n, end - n);
+    if (size_t c = rest.find("+cuda"); c != std::string_view::npos) {
+      std::string_view cv = rest.substr(c + 5);
+      if (size_t m = dottedNumber(cv); m > 0) b.cuda = std::string(cv.substr(0, m));
+    } else if (v.substr(end).rfind(" compiled with CUDA ", 0) == 0) {
+      std::string_view cv = v.substr(end + 20);
+      size_t m = dottedNumber(cv);
+      if (m > 0 && m < cv.size()) b.cuda = std::string(cv.substr(0, m));
+    }
+    return b;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> findOfiNcclVersion(std::string_view bytes) {
+  constexpr std::string_view kInit = "Initializing aws-ofi-nccl ";
+  size_t pos = 0;
+  while ((pos = bytes.find(kInit, pos)) != std::string_view::npos) {
+    pos += kInit.size();
+    std::string_view v = bytes.substr(pos, 64);
+    size_t end = 0;
+    while (end < v.size() && isVersionChar(v[end])) ++end;
+    if (end == v.size() || dottedNumber(v) == 0) continue;
+    return std::string(v.substr(0, end));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> libraryNameVersion(std::string_view prefix, std::string_view path) {
+  std::string_view base = baseName(path);
+  if (base.size() <= prefix.size() || base.substr(0, prefix.size()) != prefix) return std::nullopt;
+  std::string_view v = base.substr(prefix.size());
+  if (dottedNumber(v) != v.size() || v.find('.') == std::string_view::npos) return std::nullopt;
+  return std::string(v);
+}
+
+std::optional<std::string> cudaRuntimeFromDistInfo(std::string_view entry) {
+  constexpr std::string_view kName = "nvidia_cuda_runtime", kSuffix = ".dist-info";
+  if (entry.size() <= kName.size() + kSuffix.size() || entry.substr(0, kName.size()) != kName ||
+      entry.substr(entry.size() - kSuffix.size()) != kSuffix) {
+    return std::nullopt;
+  }
+  std::string_view rest = entry.substr(kName.size(), entry.size() - kName.size() - kSuffix.size());
+  if (rest.rfind("_cu", 0) == 0) {  // _cu12
+    size_t d = 3;
+    while (d < rest.size() && std::isdigit(static_cast<unsigned char>(rest[d]))) ++d;
+    if (d == 3) return std::nullopt;
+    rest.remove_prefix(d);
+  }
+  if (rest.empty() || rest.front() != '-') return std::nullopt;
+  rest.remove_prefix(1);
+  size_t n = dottedNumber(rest);
+  if (n == 0 || n != rest.size() || rest.find('.') == std::string_view::npos) return std::nullopt;
+  return std::string(rest);
 }
 
 }  // namespace fabricwatch::facts

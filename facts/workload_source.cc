@@ -1,8 +1,5 @@
 #include "facts/workload_source.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -14,6 +11,7 @@
 #include "facts/nccl_source.h"
 #include "facts/workload_nccl_log.h"
 #include "facts/workload_parse.h"
+#include "facts/workload_versions.h"
 #include "nccl/log_verdict.h"
 
 namespace fabricwatch::facts {
@@ -22,34 +20,18 @@ namespace {
 // Scans a (possibly large) libc for its version banner in chunks, so that a 2 MiB library
 // never sits in memory whole.
 std::optional<std::string> scanGlibc(FactReader& r, const std::string& host_path) {
-  std::string p = r.fs().path(host_path);
-  int err = 0;
-  int fd = core::openRegular(AT_FDCWD, p.c_str(), err);
-  if (fd < 0) {
-    if (err != ENOENT && err != ENOTDIR) r.error(host_path + ": " + core::readErrorText(err));
-    return std::nullopt;
-  }
-  constexpr size_t kChunk = 64 * 1024, kOverlap = 256, kMaxBytes = 16 << 20;
-  std::string buf;
-  size_t total = 0;
   std::optional<std::string> found;
-  char chunk[kChunk];
-  while (total < kMaxBytes && !found) {
-    ssize_t n = ::read(fd, chunk, sizeof chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    total += static_cast<size_t>(n);
-    buf.append(chunk, static_cast<size_t>(n));
-    found = findGlibcVersion(buf);
-    if (buf.size() > kOverlap) buf.erase(0, buf.size() - kOverlap);
-  }
-  ::close(fd);
+  scanFile(r, host_path, 16 << 20, [&](std::string_view b) {
+    found = findGlibcVersion(b);
+    return found.has_value();
+  });
   return found;
 }
 
 bool isHome(std::string_view name) { return name == "HOME"; }
 
-core::Value readWorkload(FactReader& r, const std::string& pid, const MappedLibraries& libs) {
+core::Value readWorkload(FactReader& r, const std::string& pid, const MappedLibraries& libs,
+                         WorkloadVersions& versions) {
   std::string dir = "/proc/" + pid;
   core::Value w = core::Value::map();
   w["pid"] = *parseInteger(pid);
@@ -59,12 +41,14 @@ core::Value readWorkload(FactReader& r, const std::string& pid, const MappedLibr
   if (libs.nccl) lib["nccl"] = *libs.nccl;
   if (libs.libfabric) lib["libfabric"] = *libs.libfabric;
   if (libs.nccl_net_plugin) lib["nccl_net_plugin"] = *libs.nccl_net_plugin;
+  if (libs.cudart) lib["cudart"] = *libs.cudart;
   w["libraries"] = std::move(lib);
 
   std::string root = dir + "/root";
   if (libs.libc) {
     if (auto v = scanGlibc(r, root + *libs.libc)) w["glibc_version"] = *v;
   }
+  versions.add(r, root, libs, w);
   if (auto t = r.text(dir + "/limits")) {
     if (auto ml = parseMemlock(*t); !ml.isNull()) w["memlock"] = std::move(ml);
   }
@@ -130,8 +114,9 @@ core::Collection WorkloadSource::collect(const core::CollectContext& ctx) {
     if (maps.status != core::HostFs::ReadStatus::kOk) continue;
     MappedLibraries libs = parseMappedLibraries(maps.text);
     if (!libs.nccl && !libs.libfabric) continue;
-    list.push(readWorkload(r, pid, libs));
+    list.push(readWorkload(r, pid, libs, versions_));
   }
+  versions_.endCollection();
   c.facts["workloads"] = std::move(list);
   return c;
 }

@@ -18,7 +18,8 @@ inline const std::vector<std::string>& fixtureRoots() {
       "broken",         "legacy_bond",    "efa_no_pci_tree",
       "h100_dual_port", "a100_port_down", "h100_class_only",
       "hgx_roce",       "hgx_roce_mtu",   "hgx_no_fabric_manager",
-      "hgx_iommu_dma",  "hgx_acs",        "hgx_ecn_off"};
+      "hgx_iommu_dma",  "hgx_acs",        "hgx_ecn_off",
+      "p5_efa_versions"};
   return kRoots;
 }
 

@@ -203,6 +203,13 @@ TEST(FixtureSourcesTest, P5WorkloadShowsWhatActuallyRuns) {
   EXPECT_EQ(str(w, "libraries.libfabric"), "/opt/amazon/efa/lib/libfabric.so.1.25.0");
   EXPECT_EQ(str(w, "libraries.nccl_net_plugin"),
             "/opt/amazon/ofi-nccl/lib/x86_64-linux-gnu/libnccl-net.so");
+  // The versions the job's libraries say (facts/workload_versions.h).
+  EXPECT_EQ(str(w, "libraries.cudart"), "/opt/conda/lib/libcudart.so.12.4.127");
+  EXPECT_EQ(str(w, "cuda_runtime_version"), "12.4.127");
+  EXPECT_EQ(str(w, "nccl_version"), "2.21.5");
+  EXPECT_EQ(str(w, "net_plugin.name"), "aws-ofi-nccl");
+  EXPECT_EQ(str(w, "net_plugin.version"), "1.13.2-aws");
+  EXPECT_EQ(str(w, "libfabric_library_version"), "1.25.0");
   const auto& env = at(w, "env");
   EXPECT_EQ(str(env, "FI_PROVIDER"), "efa");
   EXPECT_EQ(str(env, "NVIDIA_GDRCOPY"), "enabled");
@@ -214,6 +221,26 @@ TEST(FixtureSourcesTest, P5WorkloadShowsWhatActuallyRuns) {
   EXPECT_EQ(str(w, "nccl.NCCL_DEBUG.source"), "workload 4242 environment");
   EXPECT_EQ(str(w, "nccl.NCCL_NET_GDR_LEVEL.value"), "PHB");
   EXPECT_EQ(str(w, "nccl.NCCL_NET_GDR_LEVEL.source"), "/etc/nccl.conf:2");
+}
+
+// Two jobs whose versions do not work together: pip wheels of CUDA 13 (the runtime's version
+// from its dist-info, NCCL's from its banner) and an image that pins NCCL 2.14.3.
+TEST(FixtureSourcesTest, P5JobsSayTheirVersions) {
+  auto f = collectFixture("p5_efa_versions").facts;
+  const auto& wl = at(f, "workloads");
+  ASSERT_EQ(wl.size(), 2u);
+  const auto& cuda13 = idx(wl, 0);
+  EXPECT_EQ(str(cuda13, "libraries.cudart"),
+            "/opt/conda/lib/python3.10/site-packages/nvidia/cu13/lib/libcudart.so.13");
+  EXPECT_EQ(str(cuda13, "cuda_runtime_version"), "13.0.96");
+  EXPECT_EQ(str(cuda13, "nccl_version"), "2.28.9");
+  EXPECT_EQ(str(cuda13, "nccl_cuda_version"), "13.0");
+  const auto& old = idx(wl, 1);
+  EXPECT_EQ(at(old, "pid").asInt(), 5151);
+  EXPECT_EQ(str(old, "nccl_version"), "2.14.3");
+  EXPECT_EQ(old.find("nccl_cuda_version"), nullptr);  // no banner in the fixture's file
+  EXPECT_EQ(str(old, "net_plugin.version"), "1.13.2-aws");
+  EXPECT_EQ(str(f, "gpu.driver.version"), "550.90.07");
 }
 
 TEST(FixtureSourcesTest, ErdmaWorkloadWithSmallMemlockAndHomeConfig) {

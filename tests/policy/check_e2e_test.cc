@@ -179,6 +179,39 @@ TEST(CheckE2ETest, HostSettingsOfTheHgxRoceNode) {
   }
 }
 
+// Issue 22 item 6: versions that do not work together, from what the jobs' own libraries say
+// (the workloads source on). The p5 job's versions all fit the tables, so no nccl rule is
+// raised there; the same node with a CUDA 13 job on its 550 driver and a job with NCCL 2.14.3
+// under aws-ofi-nccl 1.13.2 fails on the two version rules, each naming both versions.
+TEST(CheckE2ETest, VersionsThatDoNotWorkTogether) {
+  TempDir cfg;
+  std::string config = cfg.write("workloads.toml", "[collect.sources.workloads]\nenabled = true\n");
+  auto run = [&](const char* root) {
+    return runCommand({binaryPath(), "check", "--path.rootfs=" + fixture(root),
+                       "--config.file=" + config, "--fail-on=info"});
+  };
+  auto clean = run("p5_efa");
+  for (const char* rule : {"workload-cuda-driver", "workload-nccl-net-plugin",
+                           "workload-libfabric-net-plugin", "aws-ofi-nccl-libfabric"})
+    EXPECT_EQ(clean.out.find(rule), std::string::npos) << rule << "\n" << clean.out << clean.err;
+  auto r = run("p5_efa_versions");
+  EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("critical  nccl/workload-cuda-driver"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the job's CUDA runtime 13.0.96 needs NVIDIA driver 580 or later (CUDA "
+                       "13.x); the job's NCCL 2.28.9 built for CUDA 13.0 needs NVIDIA driver 580 "
+                       "or later (CUDA 13.x); the node runs driver 550.90.07"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("critical  nccl/workload-nccl-net-plugin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the job's NCCL 2.14.3 is older than its net plugin aws-ofi-nccl "
+                       "1.13.2-aws supports: NCCL 2.17.1 or later"),
+            std::string::npos)
+      << r.out;
+  // Neither the libfabric pair (the node's 1.22, libfabric.so.1.25.0) nor anything else new.
+  EXPECT_EQ(r.out.find("libfabric-net-plugin"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("aws-ofi-nccl-libfabric"), std::string::npos) << r.out;
+}
+
 // Issue 22 item 7: one collection has counters' totals since boot and no change. check says
 // plainly that the rates need two collections or a running daemon, and does not judge the
 // totals as rates: 40 link downs since boot neither fail nor warn.

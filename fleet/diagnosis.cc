@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kRuleGroup = "fabricwatch-localisation";
 constexpr const char* kAlerts =
     "FabricwatchNodeCutOff|FabricwatchNodeUnreachable|FabricwatchNodeRailUnreachable|"
-    "FabricwatchPairUnreachable";
+    "FabricwatchNodeRailSlow|FabricwatchPairUnreachable";
 
 // One level of localisation.yml: its suspect series, the series of its evidence's whole (the
 // witnesses), the labels that name a suspect, its alert.
@@ -35,6 +35,9 @@ constexpr Level kLevels[] = {
     {"node_rail", "peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect",
      "peer_node_rail:fabricwatch_localisation_rail_witness_probers:count",
      "cluster, peer_node, rail", "FabricwatchNodeRailUnreachable", "critical"},
+    {"node_rail_slow", "peer_node_rail:fabricwatch_localisation_rail_slow:suspect",
+     "peer_node_rail:fabricwatch_localisation_rail_slow_witness_probers:count",
+     "cluster, peer_node, rail", "FabricwatchNodeRailSlow", "warning"},
     {"pair", "instance_peer:fabricwatch_localisation_pair_unreachable:suspect", nullptr,
      "cluster, job, instance, peer", "FabricwatchPairUnreachable", "warning"},
 };
@@ -110,6 +113,13 @@ void word(Suspect& s) {
                ", its cable or its switch port: the port's state and rate (`fabricwatch facts` "
                "there, rdma section), the switch's view of the port; jobs using the rail fail "
                "or fall back to slower paths";
+  } else if (s.level == "node_rail_slow") {
+    s.summary = of + " probers measure " + node + " on rail " + s.rail +
+                " at over 4x the rail's typical latency";
+    s.advice = "the NIC of rail " + s.rail + " on " + node +
+               " is degraded, not down: its trained rate and width, its PCIe link, its error "
+               "and retransmit counters, congestion (PFC pauses, ECN marks), then the cable and "
+               "the switch port; jobs with ranks there run at its pace";
   } else {
     s.summary = s.instance + " cannot reach " + node + " (" + s.peer +
                 "), while both reach their other peers";

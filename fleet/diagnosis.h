@@ -15,7 +15,7 @@
 namespace fabricwatch::fleet {
 
 struct Suspect {
-  std::string level;  // node_cut_off, node_unreachable, node_rail, pair (docs/fleet.md)
+  std::string level;  // node_cut_off, node_unreachable, node_rail, node_rail_slow, pair
   std::string alert;  // the alert that fires for it: FabricwatchNodeUnreachable ...
   std::string severity;
   std::string cluster, node, instance, rail, peer;  // what the suspect's series name

@@ -13,6 +13,7 @@ CUT_OFF = "instance:fabricwatch_localisation_cut_off:suspect"
 UNREACHABLE = "peer_node:fabricwatch_localisation_unreachable:suspect"
 RAIL = "peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect"
 PAIR = "instance_peer:fabricwatch_localisation_pair_unreachable:suspect"
+RAIL_SLOW = "peer_node_rail:fabricwatch_localisation_rail_slow:suspect"
 NODE = 'cluster=~"$cluster", peer_node="$node"'
 
 NODE_VAR = query_var("node", "Node (suspect or not)",
@@ -32,6 +33,7 @@ def fleet_fabric():
         level(f"{CUT_OFF}{{{C}}} {IN_GROUP}", "node cut off"),
         level(f"{UNREACHABLE}{{{C}}} {NODE_GROUP}", "node unreachable"),
         level(f"{RAIL}{{{C}}} {NODE_GROUP}", "rail of a node"),
+        level(f"{RAIL_SLOW}{{{C}}} {NODE_GROUP}", "rail of a node slow"),
         level(f"{PAIR}{{{C}}} {IN_GROUP}", "pair"),
     ])
     return dashboard(
@@ -52,6 +54,9 @@ def fleet_fabric():
             stat("Rails of a node", f"count({RAIL}{{{C}}} {NODE_GROUP}) or vector(0)",
                  "(node, rail) pairs whose witnesses fail on that rail alone: a NIC, cable or "
                  "switch port.", bad_at=1),
+            stat("Rails slow", f"count({RAIL_SLOW}{{{C}}} {NODE_GROUP}) or vector(0)",
+                 "(node, rail) pairs most witnesses measure at over 4x the rail's typical "
+                 "latency: degraded, not down (grey failure).", bad_at=1),
             stat("Pairs", f"count({PAIR}{{{C}}} {IN_GROUP}) or vector(0)",
                  "Pairs that fail while both ends are fine with others: a route, ACL or "
                  "firewall rule.", bad_at=1),
@@ -105,8 +110,11 @@ def fleet_fabric():
                        [q(f"topk(10, max by (instance, peer_node) ("
                           f"fabricwatch_probe_fabric_peer_rail_latency_seconds{{{C}, "
                           f"rail=\"$rail\"}} {IN_GROUP}))",
-                          "{{instance}} -> {{peer_node}}")],
-                       "The ten pairs with the highest median one-way latency on this rail: a slow "
-                       "link shows in one column (grey failure, not yet localised by the "
-                       "rules).", unit="s", w=24),
+                          "{{instance}} -> {{peer_node}}"),
+                        q("max(cluster_rail:fabricwatch_probe_fabric_peer_rail_latency_seconds"
+                          f":median{{{C}, rail=\"$rail\"}})", "the rail's typical (median)")],
+                       "The ten pairs with the highest median one-way latency on this rail, and "
+                       "the rail's typical: a slow NIC shows in one node's column; over 4x the "
+                       "typical from most witnesses is FabricwatchNodeRailSlow.", unit="s",
+                       w=24),
         ])

@@ -6,8 +6,8 @@ A six-node fleet's per-pair series (every node probes the other five on tcp and 
 n4 answers nobody (its probers fail it, it reaches them), and rail 1 of n2 is down. Prometheus
 serves its API over TLS with basic auth (its own --web.config.file). Checked:
 
-1. diagnose names exactly n4 (node_unreachable, 5 of 5 probers) and n2 rail 1 (node_rail,
-   5 of 5), text and JSON, exit 1, with the alerts' state;
+1. diagnose names exactly n4 (node_unreachable, 5 of 5 probers), n2 rail 1 (node_rail, 5 of
+   5) and n3 rail 0 (node_rail_slow, 5 of 5), text and JSON, exit 1, with the alerts' state;
 2. without credentials, with a wrong CA, or against a Prometheus without the rules, it exits 2
    and says why; a cluster with no series exits 2 too (nothing can be vouched for);
 3. with the faults repaired, it says nothing is suspect and exits 0.
@@ -57,6 +57,7 @@ class Fleet:
     def __init__(self):
         self.down_node = "n4"       # nobody reaches it; it reaches everyone
         self.down_rail = ("n2", "1")
+        self.slow_rail = ("n3", "0")  # 200 us where the rail's pairs take 10 us, both ways
 
     def exposition(self):
         lines = []
@@ -72,6 +73,10 @@ class Fleet:
                 for rail in RAILS:
                     rup = 0 if peer == self.down_node or (peer, rail) == self.down_rail else 1
                     lines.append(f'fabricwatch_probe_fabric_peer_rail_up{{{pl},rail="{rail}"}} {rup}')
+                    slow = self.slow_rail in ((peer, rail), (prober, rail))
+                    if rup:
+                        lines.append(f'fabricwatch_probe_fabric_peer_rail_latency_seconds'
+                                     f'{{{pl},rail="{rail}"}} {2e-4 if slow else 1e-5}')
             lines.append(f"fabricwatch_probe_fabric_available{{{inst}}} 1")
         return "\n".join(lines) + "\n"
 
@@ -172,7 +177,7 @@ def main():
         deadline = time.monotonic() + DEADLINE
         while True:
             rc, out, err = diagnose(*auth, "--format=json")
-            if rc == 1 and len(json.loads(out)["suspects"]) >= 2:
+            if rc == 1 and len(json.loads(out)["suspects"]) >= 3:
                 break
             if time.monotonic() > deadline or prom.poll() is not None:
                 check(False, f"no diagnosis within {DEADLINE} s: rc {rc}, {out} {err}")
@@ -181,8 +186,8 @@ def main():
         doc = json.loads(out)
         got = sorted((s["level"], s.get("node"), s.get("rail"), s["failing"], s.get("witnesses"))
                      for s in doc["suspects"])
-        check(got == [("node_rail", "n2", "1", 5, 5), ("node_unreachable", "n4", None, 5, 5)],
-              f"suspects {got}")
+        check(got == [("node_rail", "n2", "1", 5, 5), ("node_rail_slow", "n3", "0", 5, 5),
+                      ("node_unreachable", "n4", None, 5, 5)], f"suspects {got}")
         check(doc["nodes"] == 6, f"nodes {doc['nodes']}")
         check(all(s.get("alert_state") == "pending" for s in doc["suspects"]),
               f"alert states {[s.get('alert_state') for s in doc['suspects']]}")
@@ -207,7 +212,7 @@ def main():
         check(rc == 2 and "http:// or https://" in err, f"ftp: {rc} {err}")
 
         # Repaired: nothing suspect once the rules see it.
-        fleet.down_node, fleet.down_rail = None, None
+        fleet.down_node, fleet.down_rail, fleet.slow_rail = None, None, None
         deadline = time.monotonic() + DEADLINE
         while True:
             rc, out, err = diagnose(*auth)
@@ -216,8 +221,8 @@ def main():
             time.sleep(1)
         check(rc == 0 and "nothing suspect among 6 nodes" in out, f"repaired: {rc} {out} {err}")
         if not problems:
-            print("PASS: diagnose names n4 and n2's rail 1, refuses what it cannot vouch for, "
-                  "and clears after the repair")
+            print("PASS: diagnose names n4, n2's rail 1 and n3's slow rail 0, refuses what it "
+                  "cannot vouch for, and clears after the repair")
         return 1 if problems else 0
     finally:
         for p in procs:

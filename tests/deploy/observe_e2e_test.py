@@ -74,6 +74,8 @@ NOT_REPRODUCED = {
     "FabricwatchNodeRailUnreachable": "needs 3 witnesses on one rail besides the faulted "
                                       "nodes, and a rail that fails on one node alone",
     "FabricwatchPairUnreachable": "needs one path that fails while both ends reach 2 others",
+    "FabricwatchNodeRailSlow": "needs 3 witnesses whose other pairs on a rail are not slow, "
+                               "measuring one node slow there",
     "FabricwatchSnapshotStale": "needs a wedged pipeline behind a live HTTP server",
     # A source fails only by a run that hangs past its timeout; since issue 13 nothing in a
     # host root can make one hang (a FIFO or other non-regular file is refused at open, a read
@@ -90,6 +92,7 @@ RECORDS_NOT_REPRODUCED = {
     "instance_peer:fabricwatch_localisation_pair_unreachable:suspect":
         "as FabricwatchPairUnreachable",
     "peer_node:fabricwatch_localisation_unreachable:suspect": "as FabricwatchNodeUnreachable",
+    "peer_node_rail:fabricwatch_localisation_rail_slow:suspect": "as FabricwatchNodeRailSlow",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL

@@ -84,7 +84,10 @@ std::string count(double v) {
   return o.str();
 }
 
+// A Unix time as ISO 8601; "unknown" for what no clock gives (NaN, infinities, before 1970 or
+// past 9999: Prometheus answers with whatever a series holds, and a cast would be undefined).
 std::string isoTime(double t) {
+  if (!std::isfinite(t) || t < 0 || t > 253402300799.0) return "unknown";
   std::time_t s = static_cast<std::time_t>(t);
   std::tm tm{};
   gmtime_r(&s, &tm);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace fabricwatch::fleet {
@@ -88,6 +89,22 @@ TEST(DiagnosisTest, TextAndJsonSayTheSame) {
   EXPECT_FALSE(j["suspects"][2].contains("witnesses"));
   d.suspects.clear();
   EXPECT_EQ(renderText(d).rfind("fabricwatch diagnose: nothing suspect among 20 nodes", 0), 0u);
+}
+
+// prometheus_answer_fuzz found it: an ALERTS_FOR_STATE value of NaN (any series may hold one)
+// was cast to a time_t, which is undefined behaviour.
+TEST(DiagnosisTest, ATimeNoClockGivesIsUnknown) {
+  Answers a = fleetAnswers();
+  for (double bad : {std::nan(""), 1e300, -5.0}) {
+    a.back().second[0].value = bad;
+    Diagnosis d;
+    d.time = bad;
+    d.nodes = 1;
+    d.suspects = suspectsFrom(a);
+    EXPECT_NE(renderText(d).find("(, unknown)"), std::string::npos) << bad;
+    EXPECT_NE(renderText(d).find("firing since unknown"), std::string::npos) << bad;
+    EXPECT_EQ(nlohmann::json::parse(renderJson(d))["suspects"][1]["since"], "unknown");
+  }
 }
 
 TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {

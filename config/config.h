@@ -138,6 +138,17 @@ struct Config {
     Duration counter_window{600000};
     bool operator==(const Policy&) const = default;
   } policy;
+
+  // Where the node sits (the topology source, docs/topology.md).
+  struct Topology {
+    // [topology.labels]: the operator's labels (rack = "r12"); FABRICWATCH_TOPOLOGY_<NAME>
+    // environment variables override them by name.
+    std::map<std::string, std::string, std::less<>> labels;
+    // lldpd's control socket inside the host root; "" never asks lldpd.
+    std::string lldpd_socket = "/run/lldpd.socket";
+    Duration lldp_timeout{2000};  // the whole exchange with lldpd
+    bool operator==(const Topology&) const = default;
+  } topology;
 };
 
 }  // namespace fabricwatch::config

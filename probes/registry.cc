@@ -13,6 +13,7 @@
 #include "facts/net_source.h"
 #include "facts/rdma_source.h"
 #include "facts/software_source.h"
+#include "facts/topology_source.h"
 #include "facts/verbs_source.h"
 #include "facts/workload_source.h"
 #include "probes/kinds/dns/dns_kind.h"
@@ -59,6 +60,15 @@ SourceRegistration peerSource() {
   return r;
 }
 
+// Where the node sits: the operator's labels come with the configuration ([topology]).
+SourceRegistration topologySource() {
+  SourceRegistration r = node<facts::TopologySource>("topology", {"topology"});
+  r.make = [](const SourceSetup& s) {
+    return std::make_shared<facts::TopologySource>(facts::TopologyOptions::from(s.config.topology));
+  };
+  return r;
+}
+
 std::vector<SourceRegistration> nodeAndMeshSources() {
   return {
       node<facts::KernelSource>("kernel", {"kernel"}),
@@ -70,6 +80,7 @@ std::vector<SourceRegistration> nodeAndMeshSources() {
       node<facts::SoftwareSource>("software", {"software"}),
       node<facts::NcclSource>("nccl", {"nccl"}),
       node<facts::WorkloadSource>("workloads", {"workloads"}),
+      topologySource(),
       peerSource(),
   };
 }

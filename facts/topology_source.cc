@@ -58,6 +58,17 @@ std::vector<TopologyNic> readRdmaPorts(FactReader& r) {
 
 }  // namespace
 
+bool topologyCanFindAnything(const TopologyOptions& options, const std::string& rootfs) {
+  if (!options.labels.empty() || !options.environment.empty()) return true;
+  core::HostFs fs(rootfs);
+  if (!options.lldpd_socket.empty() && fs.exists(options.lldpd_socket)) return true;
+  core::Collection scratch;
+  FactReader r(fs, scratch);
+  for (const auto& nic : readRdmaPorts(r))
+    if (nic.link_layer == "InfiniBand" || nic.link_layer == "Ethernet") return true;
+  return false;
+}
+
 core::Collection TopologySource::collect(const core::CollectContext& ctx) {
   core::HostFs fs(ctx.rootfs);
   core::Collection c;

@@ -28,6 +28,12 @@ struct TopologyOptions {
   static TopologyOptions from(const config::Config::Topology& t);
 };
 
+// Whether the source could find anything on the host at `rootfs`: a label is set, lldpd's
+// socket exists, or an RDMA port is InfiniBand or Ethernet (what LLDP and the subnet manager
+// describe). An EFA-only node without labels or lldpd has nothing to report, and serve leaves
+// the source out there rather than pay four health series per node for it (docs/topology.md).
+bool topologyCanFindAnything(const TopologyOptions& options, const std::string& rootfs);
+
 class TopologySource : public core::Source {
  public:
   TopologySource() : TopologySource(TopologyOptions::from({})) {}

@@ -60,11 +60,15 @@ SourceRegistration peerSource() {
   return r;
 }
 
-// Where the node sits: the operator's labels come with the configuration ([topology]).
+// Where the node sits: the operator's labels come with the configuration ([topology]). serve
+// leaves it out on a node where it can find nothing (EFA only, no labels, no lldpd); a one-shot
+// command always collects it.
 SourceRegistration topologySource() {
   SourceRegistration r = node<facts::TopologySource>("topology", {"topology"});
-  r.make = [](const SourceSetup& s) {
-    return std::make_shared<facts::TopologySource>(facts::TopologyOptions::from(s.config.topology));
+  r.make = [](const SourceSetup& s) -> std::shared_ptr<core::Source> {
+    auto options = facts::TopologyOptions::from(s.config.topology);
+    if (s.daemon && !facts::topologyCanFindAnything(options, s.config.host.rootfs)) return nullptr;
+    return std::make_shared<facts::TopologySource>(std::move(options));
   };
   return r;
 }

@@ -88,6 +88,8 @@ const RUNTIME_LOADED = {
   "ibverbs-providers": "libibverbs loads its device drivers (mlx5, efa, erdma ...) at run time",
   libssl3: "TLS and basic auth (--web.config.file) and the peer mesh's HMAC dlopen() libssl.so.3, " +
     "which brings libcrypto.so.3 (core/openssl.h)",
+  lldpd: "the topology source dlopen()s liblldpctl.so.4, which Debian ships only in lldpd " +
+    "(facts/lldp_client.h)",
 };
 
 test("Dockerfile: the runtime stage installs exactly the linked libraries' packages and the run-time loaded ones", () => {

@@ -139,6 +139,20 @@ TEST(TopologySourceTest, NicsWithNothingKnownServeNoSeries) {
   EXPECT_FALSE(iface->asString().empty());
 }
 
+// serve leaves the source out where it could only say that nothing is known.
+TEST(TopologySourceTest, LeftOutWhereItCanFindNothing) {
+  TopologyOptions none;
+  EXPECT_FALSE(topologyCanFindAnything(none, testing::fixture("p5_efa")));
+  EXPECT_TRUE(topologyCanFindAnything(none, testing::fixture("ib_ndr")));
+  EXPECT_TRUE(topologyCanFindAnything(none, testing::fixture("hgx_roce")));
+  TopologyOptions labelled;
+  labelled.labels = {{"rack", "r1"}};
+  EXPECT_TRUE(topologyCanFindAnything(labelled, testing::fixture("p5_efa")));
+  testing::TempDir root;
+  root.write("run/lldpd.socket", "");
+  EXPECT_TRUE(topologyCanFindAnything(none, root.path()));
+}
+
 TEST(TopologySourceTest, LabelsBecomeTheNodesInfoSeries) {
   TopologyOptions o;
   o.labels = {{"rack", "r12"}};

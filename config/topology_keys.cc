@@ -18,6 +18,18 @@ TableDef topologyTable() {
                 t.labels[ctx.wild] = v.text;
                 return std::nullopt;
               })
+      .string("labels_file", &T::labels_file,
+              [](const std::string& v) -> std::optional<std::string> {
+                if (!v.empty() && v[0] != '/')
+                  return "labels_file \"" + v + "\" must be an absolute path";
+                return std::nullopt;
+              })
+      .stringList("file_label_prefixes", &T::file_label_prefixes,
+                  [](const std::string& v) -> std::optional<std::string> {
+                    if (v.empty() || v.back() != '/')
+                      return "file_label_prefixes item \"" + v + "\" must end in '/'";
+                    return std::nullopt;
+                  })
       .string("lldpd_socket", &T::lldpd_socket,
               [](const std::string& v) -> std::optional<std::string> {
                 if (!v.empty() && v[0] != '/')

@@ -8,11 +8,67 @@
 
 namespace fabricwatch::facts {
 
+namespace {
+
+// Adds name=value (an empty value removes the label), or says why not.
+std::optional<std::string> setLabel(TopologyLabels& out, const std::string& name,
+                                    std::string_view value) {
+  auto problem = config::topologyLabelNameProblem(name);
+  if (!problem) problem = config::topologyLabelValueProblem(value);
+  if (!problem && !value.empty() && !out.labels.count(name) &&
+      out.labels.size() >= config::kMaxTopologyLabels)
+    problem = "at most " + std::to_string(config::kMaxTopologyLabels) + " topology labels";
+  if (problem) return problem;
+  if (value.empty())
+    out.labels.erase(name);
+  else
+    out.labels[name] = std::string(value);
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> topologyLabelsFromFile(
+    std::string_view text, const std::vector<std::string>& prefixes,
+    std::vector<std::string>* problems) {
+  std::vector<std::pair<std::string, std::string>> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    std::string_view line =
+        text.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    start = nl == std::string_view::npos ? text.size() : nl + 1;
+    size_t eq = line.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, eq), value = line.substr(eq + 1);
+    auto prefix = std::find_if(prefixes.begin(), prefixes.end(),
+                               [&](const std::string& p) { return key.rfind(p, 0) == 0; });
+    if (prefix == prefixes.end()) continue;
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"')
+      value = value.substr(1, value.size() - 2);
+    if (value.find_first_of("\\\"") != std::string_view::npos) {
+      problems->push_back(core::escapeForDisplay(key, 80) + ": a quoted or escaped value");
+      continue;
+    }
+    std::string name(key.substr(key.rfind('/') + 1));
+    for (char& c : name) {
+      if (c == '-' || c == '.') c = '_';
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    out.emplace_back(std::move(name), std::string(value));
+  }
+  return out;
+}
+
 TopologyLabels resolveTopologyLabels(
     const std::map<std::string, std::string, std::less<>>& configured,
-    const std::vector<std::string>& environment) {
+    const std::vector<std::string>& environment,
+    const std::vector<std::pair<std::string, std::string>>& from_file) {
   TopologyLabels out;
   out.labels = configured;
+  for (const auto& [name, value] : from_file)
+    if (auto problem = setLabel(out, name, value))
+      out.problems.push_back("labels file: " + *problem);
   for (const auto& entry : environment) {
     std::string_view e(entry);
     if (e.rfind(config::kTopologyEnvPrefix, 0) != 0) continue;
@@ -24,19 +80,8 @@ TopologyLabels resolveTopologyLabels(
         e.substr(config::kTopologyEnvPrefix.size(), eq - config::kTopologyEnvPrefix.size()));
     for (char& c : name)
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    auto problem = config::topologyLabelNameProblem(name);
-    if (!problem) problem = config::topologyLabelValueProblem(value);
-    if (!problem && !value.empty() && !out.labels.count(name) &&
-        out.labels.size() >= config::kMaxTopologyLabels)
-      problem = "at most " + std::to_string(config::kMaxTopologyLabels) + " topology labels";
-    if (problem) {
+    if (auto problem = setLabel(out, name, value))
       out.problems.push_back(core::escapeForDisplay(var, 80) + ": " + *problem);
-      continue;
-    }
-    if (value.empty())
-      out.labels.erase(name);
-    else
-      out.labels[name] = std::string(value);
   }
   return out;
 }

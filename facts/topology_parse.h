@@ -25,7 +25,16 @@ struct TopologyLabels {
 // `problems`.
 TopologyLabels resolveTopologyLabels(
     const std::map<std::string, std::string, std::less<>>& configured,
-    const std::vector<std::string>& environment);
+    const std::vector<std::string>& environment,
+    const std::vector<std::pair<std::string, std::string>>& from_file = {});
+
+// The labels of a node-label file in the downward API's format (`key="value"` lines) whose key
+// starts with one of `prefixes`, named by the key's name part in lower case with '-' and '.'
+// as '_' ("topology.k8s.aws/network-node-layer-1" -> "network_node_layer_1"). Other lines are
+// skipped; a value with an escape is refused into `problems` (label values never hold one).
+std::vector<std::pair<std::string, std::string>> topologyLabelsFromFile(
+    std::string_view text, const std::vector<std::string>& prefixes,
+    std::vector<std::string>* problems);
 
 // "fe80:0000:0000:0000:946d:ae03:00a1:b2c0" (a GID as sysfs prints it) -> "fe80:0000:0000:0000",
 // the subnet prefix (the upper 64 bits) in lower case; nullopt when the text is not a GID.

@@ -16,6 +16,8 @@ namespace fabricwatch::facts {
 TopologyOptions TopologyOptions::from(const config::Config::Topology& t) {
   TopologyOptions o;
   o.labels = t.labels;
+  o.labels_file = t.labels_file;
+  o.file_label_prefixes = t.file_label_prefixes;
   o.lldpd_socket = t.lldpd_socket;
   o.lldp_timeout = t.lldp_timeout;
   for (char** e = environ; e && *e; ++e)
@@ -59,7 +61,8 @@ std::vector<TopologyNic> readRdmaPorts(FactReader& r) {
 }  // namespace
 
 bool topologyCanFindAnything(const TopologyOptions& options, const std::string& rootfs) {
-  if (!options.labels.empty() || !options.environment.empty()) return true;
+  if (!options.labels.empty() || !options.environment.empty() || !options.labels_file.empty())
+    return true;
   core::HostFs fs(rootfs);
   if (!options.lldpd_socket.empty() && fs.exists(options.lldpd_socket)) return true;
   core::Collection scratch;
@@ -75,7 +78,20 @@ core::Collection TopologySource::collect(const core::CollectContext& ctx) {
   FactReader r(fs, c);
   core::Value topology = core::Value::map();
 
-  TopologyLabels labels = resolveTopologyLabels(options_.labels, options_.environment);
+  std::vector<std::pair<std::string, std::string>> from_file;
+  if (!options_.labels_file.empty()) {
+    // A path of this machine (a volume of the pod), read on every collection: a regular file
+    // of at most 64 KiB (a FIFO is refused, so it never blocks).
+    auto read = core::readRegularFile(options_.labels_file, 64 * 1024);
+    if (read) {
+      std::vector<std::string> problems;
+      from_file = topologyLabelsFromFile(*read, options_.file_label_prefixes, &problems);
+      for (auto& p : problems) c.addError(options_.labels_file + ": " + p);
+    } else {
+      c.addError(options_.labels_file + ": " + read.error().message);
+    }
+  }
+  TopologyLabels labels = resolveTopologyLabels(options_.labels, options_.environment, from_file);
   for (auto& p : labels.problems) c.addError(std::move(p));
   core::Value lm = core::Value::map();
   for (const auto& [k, v] : labels.labels) lm[k] = v;

@@ -21,7 +21,9 @@ namespace fabricwatch::facts {
 struct TopologyOptions {
   std::map<std::string, std::string, std::less<>> labels;  // [topology.labels]
   std::vector<std::string> environment;                    // "NAME=value", as environ holds
-  std::string lldpd_socket = "/run/lldpd.socket";          // in the host root; "" = never ask
+  std::string labels_file;  // on this machine (a downwardAPI volume), not in the host root
+  std::vector<std::string> file_label_prefixes = config::Config::Topology{}.file_label_prefixes;
+  std::string lldpd_socket = "/run/lldpd.socket";  // in the host root; "" = never ask
   std::chrono::milliseconds lldp_timeout{2000};
 
   // The configuration's [topology], with this process's environment.

@@ -76,6 +76,43 @@ TEST(TopologyLabelsTest, HostileVariablesAreRefusedOneByOne) {
   EXPECT_NE(r.problems.back().find("at most 16"), std::string::npos) << r.problems.back();
 }
 
+// The downward API's labels file (a downwardAPI volume of the pod's labels, which node labels
+// reach through PodTopologyLabels or a mutating policy, or a file an init step wrote).
+TEST(TopologyLabelsTest, LabelsFileTakesTheTopologyKeysByTheirName) {
+  std::vector<std::string> problems;
+  auto got = topologyLabelsFromFile(
+      "app.kubernetes.io/component=\"agent\"\n"
+      "topology.k8s.aws/network-node-layer-1=\"nn-e50490a237cb0f01a\"\n"
+      "topology.kubernetes.io/zone=\"us-east-1a\"\n"
+      "network.topology.nvidia.com/leaf=\"s1\"\n"
+      "topology.fabricwatch.io/rack=\"r\\\"12\"\n"
+      "garbage line\n",
+      config::Config::Topology{}.file_label_prefixes, &problems);
+  EXPECT_EQ(got, (std::vector<std::pair<std::string, std::string>>{
+                     {"network_node_layer_1", "nn-e50490a237cb0f01a"},
+                     {"zone", "us-east-1a"},
+                     {"leaf", "s1"}}));
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("topology.fabricwatch.io/rack"), std::string::npos);
+  // Over the configuration, under the environment.
+  auto r = resolveTopologyLabels({{"zone", "conf"}, {"leaf", "conf"}},
+                                 {"FABRICWATCH_TOPOLOGY_LEAF=env"}, got);
+  EXPECT_EQ(r.labels.at("zone"), "us-east-1a");
+  EXPECT_EQ(r.labels.at("leaf"), "env");
+}
+
+TEST(TopologySourceTest, ReadsTheLabelsFileOnEveryCollection) {
+  testing::TempDir dir;
+  TopologyOptions o;
+  o.labels_file = dir.path() + "/labels";
+  auto c = TopologySource(o).collect({testing::fixture("no_rdma")});
+  EXPECT_EQ(c.read_errors, 1u);  // configured but missing
+  dir.write("labels", "topology.k8s.aws/network-node-layer-3=\"nn-3\"\n");
+  c = TopologySource(o).collect({testing::fixture("no_rdma")});
+  EXPECT_EQ(c.read_errors, 0u);
+  EXPECT_EQ(c.facts.findPath("topology.labels.network_node_layer_3")->asString(), "nn-3");
+}
+
 TEST(TopologyLabelsTest, ConfigurationRefusesBadLabelsWithTheirPosition) {
   auto r = config::loadConfig("[topology.labels]\nrack = \"r12\"\nnode = \"n1\"\nleaf = \"" +
                                   std::string(200, 'x') +

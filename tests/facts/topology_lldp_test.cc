@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "core/value_format.h"
+#include "facts/lldp_client.h"
 #include "facts/topology_source.h"
 #include "tests/support/daemon.h"
 #include "tests/support/eventually.h"
@@ -119,6 +120,18 @@ TEST(TopologyLldpTest, RealLldpdNamesEachNicsSwitchAndPort) {
       std::chrono::seconds(30), std::chrono::milliseconds(200));
   ASSERT_TRUE(seen) << core::toJson(c.facts) << "\nnode: " << node.log()
                     << "\nleaf-a: " << leaf_a.log();
+  // And the switch sees the node on its port: both ends of the link, from real LLDP frames.
+  LldpAnswer from_leaf;
+  EXPECT_TRUE(testing::eventually(
+      [&] {
+        from_leaf = queryLldpd(dir.path() + "/a.socket");
+        for (const auto& i : from_leaf.interfaces)
+          if (i.name == "vh1" && !i.neighbors.empty() && i.neighbors[0].chassis_name == "node-1")
+            return i.neighbors[0].port_id == "eth0";
+        return false;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(200)))
+      << lldpStatusName(from_leaf.status) << " " << from_leaf.error;
   EXPECT_EQ(neighborOf(c.facts, "eth0"), "leaf-a vh1");
   EXPECT_EQ(neighborOf(c.facts, "eth1"), "leaf-b " + NetnsLab::hubLink(1, 1));
   EXPECT_EQ(c.facts.findPath("topology.lldp.status")->asString(), "ok");

@@ -138,6 +138,25 @@ struct Config {
     Duration counter_window{600000};
     bool operator==(const Policy&) const = default;
   } policy;
+
+  // Where the node sits (the topology source, docs/topology.md).
+  struct Topology {
+    // [topology.labels]: the operator's labels (rack = "r12"); FABRICWATCH_TOPOLOGY_<NAME>
+    // environment variables override them by name.
+    std::map<std::string, std::string, std::less<>> labels;
+    // A node-label file in the downward API's format (key="value" lines): a downwardAPI volume
+    // of the pod's labels, or what an init step wrote. Its keys under one of the prefixes
+    // become labels by their name part (topology.k8s.aws/network-node-layer-1 ->
+    // network_node_layer_1), over [topology.labels] and under the environment.
+    std::string labels_file;
+    std::vector<std::string> file_label_prefixes = {"topology.kubernetes.io/", "topology.k8s.aws/",
+                                                    "network.topology.nvidia.com/",
+                                                    "topology.fabricwatch.io/"};
+    // lldpd's control socket inside the host root; "" never asks lldpd.
+    std::string lldpd_socket = "/run/lldpd.socket";
+    Duration lldp_timeout{2000};  // the whole exchange with lldpd
+    bool operator==(const Topology&) const = default;
+  } topology;
 };
 
 }  // namespace fabricwatch::config

@@ -54,7 +54,7 @@ Schema::Schema(std::vector<TableDef> tables) : tables_(std::move(tables)) {}
 std::shared_ptr<const Schema> Schema::daemon() {
   static const auto kDaemon = std::make_shared<const Schema>(
       std::vector<TableDef>{webTable(), logTable(), hostTable(), collectTable(), peerTable(),
-                            probeTable(), probesTable(), policyTable()});
+                            probeTable(), probesTable(), policyTable(), topologyTable()});
   return kDaemon;
 }
 

@@ -79,7 +79,7 @@ class Schema {
  public:
   explicit Schema(std::vector<TableDef> tables);
   // The daemon's own subsystems: web, log, host, collect, peer, probe, probes (each kind's
-  // `enabled` and `extra_metrics`), policy.
+  // `enabled` and `extra_metrics`), policy, topology.
   static std::shared_ptr<const Schema> daemon();
   // daemon()'s tables followed by `more`.
   static std::shared_ptr<const Schema> with(std::vector<TableDef> more);

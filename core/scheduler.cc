@@ -118,10 +118,12 @@ std::optional<Scheduler::Run> Scheduler::startRun(Slot& slot) {
   std::erase_if(slot.abandoned, [](const auto& f) { return returned(f); });
   if (slot.pending.valid() && returned(slot.pending)) slot.pending = {};
   if (slot.pending.valid()) {
-    if (slot.fresh && slot.abandoned.size() < kMaxAbandoned) {
-      // Still stuck at the next run's time: give the run up, with the instance it holds, and
-      // go on with a fresh one (a FIFO that blocked a read for good, a wedged mount).
-      auto fresh = slot.fresh();
+    // Still stuck at the next run's time: give the run up, with the instance it holds, and
+    // go on with a fresh one (a FIFO that blocked a read for good, a wedged mount). A factory
+    // may make none (what the source needed on the host is gone): then wait as without one.
+    std::shared_ptr<Source> fresh;
+    if (slot.fresh && slot.abandoned.size() < kMaxAbandoned) fresh = slot.fresh();
+    if (fresh) {
       std::lock_guard lock(publish_mu_);
       slot.abandoned.push_back(std::move(slot.pending));
       slot.source = std::move(fresh);

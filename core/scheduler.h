@@ -35,7 +35,8 @@ struct Schedule {
   std::chrono::milliseconds timeout{10000};
 };
 
-// Makes a fresh instance of a source, to run in place of one whose run is stuck.
+// Makes a fresh instance of a source, to run in place of one whose run is stuck; null when it
+// makes none now (the run stays stuck, as without a factory).
 using SourceFactory = std::function<std::shared_ptr<Source>()>;
 
 class Scheduler {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "core/host_fs.h"
 #include "core/log.h"
 #include "exporter/commands.h"
 #include "exporter/config_flags.h"
@@ -58,6 +59,17 @@ int runServe(const Args& args) {
   // Only the capabilities this configuration needs, and no new privileges ever: given up here,
   // while this is the only thread (capabilities are per thread; every thread started later
   // inherits what this one holds). exporter/privileges.h.
+  // lldpd's socket is its group's: join that group while CAP_SETGID is still held.
+  if (!r.config.topology.lldpd_socket.empty()) {
+    std::string why;
+    std::string sock = core::HostFs(r.config.host.rootfs).path(r.config.topology.lldpd_socket);
+    if (auto gid = joinSocketGroup(sock, &why))
+      core::log::info("exporter", "joined the group of lldpd's socket",
+                      {{"socket", sock}, {"gid", std::to_string(*gid)}});
+    else if (!why.empty())
+      core::log::debug("exporter", "cannot join the group of lldpd's socket",
+                       {{"socket", sock}, {"error", why}});
+  }
   PrivilegeReport priv = dropPrivileges(neededCapabilities(r.config));
   auto join = [](const std::vector<std::string>& v) {
     std::string s;

@@ -1,7 +1,9 @@
 #include "exporter/privileges.h"
 
+#include <grp.h>
 #include <linux/capability.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -128,6 +130,25 @@ PrivilegeReport dropPrivileges(const std::vector<int>& keep) {
     note("PR_CAP_AMBIENT_CLEAR_ALL");
   if (::syscall(SYS_capset, &next.header, next.data) != 0) note("capset");
   return r;
+}
+
+std::optional<unsigned> joinSocketGroup(const std::string& path, std::string* error) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISSOCK(st.st_mode)) return std::nullopt;
+  if (st.st_gid == ::getegid()) return std::nullopt;
+  int n = ::getgroups(0, nullptr);
+  if (n < 0) return std::nullopt;
+  std::vector<gid_t> groups(static_cast<size_t>(n) + 1);
+  n = ::getgroups(n, groups.data());
+  if (n < 0) return std::nullopt;
+  groups.resize(static_cast<size_t>(n));
+  if (std::find(groups.begin(), groups.end(), st.st_gid) != groups.end()) return std::nullopt;
+  groups.push_back(st.st_gid);
+  if (::setgroups(groups.size(), groups.data()) != 0) {
+    *error = "setgroups: " + std::string(std::strerror(errno));
+    return std::nullopt;
+  }
+  return static_cast<unsigned>(st.st_gid);
 }
 
 }  // namespace fabricwatch::exporter

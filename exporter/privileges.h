@@ -13,6 +13,7 @@
 // execve (the NCCL probe's child is fabricwatch itself) gains anything back. No libcap: two
 // system calls (capget/capset) and prctl do it. docs/security.md.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,14 @@ struct PrivilegeReport {
 PrivilegeReport dropPrivileges(const std::vector<int>& keep);
 
 std::string capabilityName(int cap);
+
+// lldpd's control socket belongs to lldpd's group (Debian: _lldpd, mode 0770), so without
+// CAP_DAC_OVERRIDE, which serve gives up, only a member of that group may connect to it. Adds
+// the group of the socket at `path` to the supplementary groups when it is not one of them
+// yet and the process may (CAP_SETGID; call it before dropPrivileges). Returns the group's id
+// when it joined it; nullopt when there was nothing to do (no socket, already a member) or it
+// could not (`error` says why). A container holds no CAP_SETGID: there the pod's
+// securityContext.supplementalGroups does the same (docs/topology.md).
+std::optional<unsigned> joinSocketGroup(const std::string& path, std::string* error);
 
 }  // namespace fabricwatch::exporter

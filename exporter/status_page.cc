@@ -304,6 +304,41 @@ void renderProbes(std::string& h, const core::Snapshot& s) {
   h += "</section>";
 }
 
+// Where the node sits: its labels, lldpd's state, and every NIC whose place is known (its
+// switch and switch port, or its InfiniBand subnet and subnet manager).
+void renderTopology(std::string& h, const core::Snapshot& s) {
+  const Value* t = s.facts.find("topology");
+  if (!t || !t->isMap()) return;
+  h += "<section id=\"topology\"><h2>Topology</h2><dl class=\"summary kv card\">";
+  const Value* labels = t->find("labels");
+  if (labels && labels->isMap())
+    for (const auto& [k, v] : labels->asMap())
+      h += "<dt>" + htmlEscape(k) + "</dt><dd>" + htmlEscape(formatScalar(k, v)) + "</dd>";
+  const Value* lldp = t->find("lldp");
+  std::string status = lldp ? stringAt(lldp, "status") : "";
+  std::string error = lldp ? stringAt(lldp, "error") : "";
+  h += "<dt>lldpd</dt><dd>" + htmlEscape(status + (error.empty() ? "" : ": " + error)) +
+       "</dd></dl>";
+  Value::List rows;
+  const Value* nics = t->find("nics");
+  for (const auto& nic : nics && nics->isList() ? nics->asList() : Value::List{}) {
+    const Value* ns = nic.find("neighbors");
+    if (ns && ns->isList() && !ns->asList().empty()) {
+      for (const auto& n : ns->asList()) {
+        Value row = nic;
+        row.asMap().erase("neighbors");
+        for (const char* k : {"switch", "switch_port", "switch_port_descr"})
+          if (const Value* v = n.find(k)) row[k] = *v;
+        rows.push_back(std::move(row));
+      }
+    } else if (nic.find("subnet_prefix")) {
+      rows.push_back(nic);
+    }
+  }
+  if (!rows.empty()) renderTable(h, "topology", "nics", rows);
+  h += "</section>";
+}
+
 void renderSources(std::string& h, const core::Snapshot& s) {
   h += "<section id=\"sources\"><h2>Sources</h2><div class=\"scroll\"><table><thead><tr>"
        "<th>source</th><th>state</th><th>last run</th><th>took</th><th>read errors</th>"
@@ -402,6 +437,7 @@ http::HttpResponse statusPage(const core::Snapshot* snap) {
     renderViolations(h, *snap);
     renderCleared(h, *snap);
     renderProbes(h, *snap);
+    renderTopology(h, *snap);
     renderSources(h, *snap);
     renderPolicy(h, *snap);
   }

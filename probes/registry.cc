@@ -13,6 +13,7 @@
 #include "facts/net_source.h"
 #include "facts/rdma_source.h"
 #include "facts/software_source.h"
+#include "facts/topology_source.h"
 #include "facts/verbs_source.h"
 #include "facts/workload_source.h"
 #include "probes/kinds/dns/dns_kind.h"
@@ -59,6 +60,19 @@ SourceRegistration peerSource() {
   return r;
 }
 
+// Where the node sits: the operator's labels come with the configuration ([topology]). serve
+// leaves it out on a node where it can find nothing (EFA only, no labels, no lldpd); a one-shot
+// command always collects it.
+SourceRegistration topologySource() {
+  SourceRegistration r = node<facts::TopologySource>("topology", {"topology"});
+  r.make = [](const SourceSetup& s) -> std::shared_ptr<core::Source> {
+    auto options = facts::TopologyOptions::from(s.config.topology);
+    if (s.daemon && !facts::topologyCanFindAnything(options, s.config.host.rootfs)) return nullptr;
+    return std::make_shared<facts::TopologySource>(std::move(options));
+  };
+  return r;
+}
+
 std::vector<SourceRegistration> nodeAndMeshSources() {
   return {
       node<facts::KernelSource>("kernel", {"kernel"}),
@@ -70,6 +84,7 @@ std::vector<SourceRegistration> nodeAndMeshSources() {
       node<facts::SoftwareSource>("software", {"software"}),
       node<facts::NcclSource>("nccl", {"nccl"}),
       node<facts::WorkloadSource>("workloads", {"workloads"}),
+      topologySource(),
       peerSource(),
   };
 }

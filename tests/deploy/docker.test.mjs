@@ -89,6 +89,8 @@ const RUNTIME_LOADED = {
   libssl3: "TLS and basic auth (--web.config.file) and the peer mesh's HMAC dlopen() libssl.so.3, " +
     "which brings libcrypto.so.3 (core/openssl.h)",
   libcurl4: "`fabricwatch diagnose` dlopen()s libcurl.so.4 to ask Prometheus (fleet/http_get.h)",
+  lldpd: "the topology source dlopen()s liblldpctl.so.4, which Debian ships only in lldpd " +
+    "(facts/lldp_client.h)",
 };
 
 test("Dockerfile: the runtime stage installs exactly the linked libraries' packages and the run-time loaded ones", () => {

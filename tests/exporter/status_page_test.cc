@@ -248,5 +248,32 @@ TEST(StatusPageTest, EscapesEveryValueFromHostsPeersAndPacks) {
   EXPECT_NE(h.find(escaped), std::string::npos);
 }
 
+// The topology section: labels, lldpd's state, and one row per NIC whose place is known; a
+// switch's name is what a switch sent, escaped like every other value.
+TEST(StatusPageTest, TopologyShowsLabelsAndEachNicsSwitch) {
+  core::Snapshot s = baseSnapshot();
+  Value nic = Value::map({{"device", "mlx5_0"}, {"port", 1}, {"interface", "eth2"}});
+  nic["neighbors"] = listOf(Value::map({{"switch", "<leaf-7>"}, {"switch_port", "Ethernet12"}}));
+  Value ib = Value::map(
+      {{"device", "mlx5_1"}, {"port", 1}, {"subnet_prefix", "fe80:0000:0000:0000"}, {"sm_lid", 1}});
+  Value quiet = Value::map({{"device", "rdmap0"}, {"port", 1}});
+  Value nics = Value::list();
+  nics.push(nic);
+  nics.push(ib);
+  nics.push(quiet);
+  s.facts["topology"] = Value::map({{"labels", Value::map({{"rack", "r12"}})},
+                                    {"lldp", Value::map({{"status", "ok"}})},
+                                    {"nics", nics}});
+  std::string h = page(s);
+  ASSERT_NE(h.find("<section id=\"topology\">"), std::string::npos);
+  EXPECT_NE(h.find("<dt>rack</dt><dd>r12</dd>"), std::string::npos);
+  EXPECT_NE(h.find("&lt;leaf-7&gt;"), std::string::npos);
+  EXPECT_EQ(h.find("<leaf-7>"), std::string::npos);
+  EXPECT_NE(h.find("fe80:0000:0000:0000"), std::string::npos);
+  EXPECT_EQ(h.find("rdmap0"), std::string::npos) << "a NIC with nothing known has no row";
+  // No topology facts (serve left the source out): no section.
+  EXPECT_EQ(page(baseSnapshot()).find("id=\"topology\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace fabricwatch::exporter

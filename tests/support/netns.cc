@@ -110,6 +110,12 @@ RunResult NetnsLab::inHub(const std::vector<std::string>& argv) const {
   return runCommand(full, std::chrono::seconds(10));
 }
 
+std::vector<std::string> NetnsLab::hubExecArgv(const std::vector<std::string>& argv) const {
+  std::vector<std::string> out = {kIp, "netns", "exec", hub_};
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
 std::vector<std::string> NetnsLab::execArgv(int host, const std::vector<std::string>& argv) const {
   std::vector<std::string> out = {kIp, "netns", "exec", nsOf(host)};
   out.insert(out.end(), argv.begin(), argv.end());

@@ -43,6 +43,8 @@ class NetnsLab {
   static std::string hubLink(int host, int rail);
   // Runs argv inside the hub's namespace (tc on a hub link slows what a host receives there).
   RunResult inHub(const std::vector<std::string>& argv) const;
+  // argv run inside the hub's namespace, for a process that keeps running (a switch's lldpd).
+  std::vector<std::string> hubExecArgv(const std::vector<std::string>& argv) const;
 
   // Runs argv inside the node's namespace: `ip netns exec NS argv...`.
   std::vector<std::string> execArgv(int host, const std::vector<std::string>& argv) const;

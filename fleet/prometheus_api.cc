@@ -32,6 +32,14 @@ bool nestingWithin(std::string_view s, size_t max) {
   return true;
 }
 
+// A string member of an object, "" when absent or of another type. (json::value() throws when the
+// member is there with another type: `"resultType": []` ended diagnose with an uncaught
+// type_error, found by prometheus_answer_fuzz.)
+std::string stringAt(const json& object, const char* key) {
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 core::Result<json> parseAnswer(std::string_view body) {
   if (!nestingWithin(body, kMaxJsonNesting))
     return core::Error{"the answer nests deeper than " + std::to_string(kMaxJsonNesting)};
@@ -41,8 +49,7 @@ core::Result<json> parseAnswer(std::string_view body) {
   if (status == doc.end() || !status->is_string())
     return core::Error{"the answer has no status: is this Prometheus's HTTP API?"};
   if (*status != "success") {
-    std::string type = doc.value("errorType", std::string()),
-                error = doc.value("error", std::string());
+    std::string type = stringAt(doc, "errorType"), error = stringAt(doc, "error");
     return core::Error{"Prometheus: " + core::sanitizeUtf8(type, 64) + ": " +
                        core::sanitizeUtf8(error, 400)};
   }
@@ -58,7 +65,7 @@ std::string label(const std::string& s) { return core::sanitizeUtf8(s, kMaxLabel
 core::Result<std::vector<Sample>> parseVectorAnswer(std::string_view body) {
   auto data = parseAnswer(body);
   if (!data) return data.error();
-  if (data->value("resultType", std::string()) != "vector")
+  if (stringAt(*data, "resultType") != "vector")
     return core::Error{"the answer is no instant vector"};
   auto result = data->find("result");
   if (result == data->end() || !result->is_array()) return core::Error{"the answer has no result"};

@@ -23,6 +23,15 @@ TEST(PrometheusApiTest, AVectorAnswerGivesItsSamples) {
   EXPECT_TRUE(std::isnan((*r)[1].value));
 }
 
+// prometheus_answer_fuzz found it: json::value() throws when the member is there with another
+// type, and diagnose ended with an uncaught type_error.
+TEST(PrometheusApiTest, AMemberOfAnotherTypeIsRefusedNotThrown) {
+  EXPECT_EQ(parseVectorAnswer(R"({"status":"success","data":{"resultType":[]}})").error().message,
+            "the answer is no instant vector");
+  EXPECT_EQ(parseVectorAnswer(R"({"status":"error","errorType":{},"error":7})").error().message,
+            "Prometheus: : ");
+}
+
 TEST(PrometheusApiTest, AnErrorAnswerSaysWhy) {
   auto r = parseVectorAnswer(
       R"({"status":"error","errorType":"bad_data","error":"parse error at char 4"})");

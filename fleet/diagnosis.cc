@@ -12,8 +12,9 @@ namespace {
 
 constexpr const char* kRuleGroup = "fabricwatch-localisation";
 constexpr const char* kAlerts =
-    "FabricwatchNodeCutOff|FabricwatchNodeUnreachable|FabricwatchNodeRailUnreachable|"
-    "FabricwatchNodeRailSlow|FabricwatchPairUnreachable";
+    "FabricwatchSwitchSuspect|FabricwatchRailPlaneSuspect|FabricwatchNodeCutOff|"
+    "FabricwatchNodeUnreachable|FabricwatchNodeRailUnreachable|FabricwatchNodeRailSlow|"
+    "FabricwatchPairUnreachable";
 
 // One level of localisation.yml: its suspect series, the series of its evidence's whole (the
 // witnesses), the labels that name a suspect, its alert.
@@ -26,6 +27,11 @@ struct Level {
   const char* severity;
 };
 constexpr Level kLevels[] = {
+    {"switch", "cluster_leaf:fabricwatch_localisation_switch:suspect",
+     "cluster_leaf:fabricwatch_topology_nodes:count", "cluster, leaf", "FabricwatchSwitchSuspect",
+     "critical"},
+    {"rail_plane", "cluster_rail:fabricwatch_localisation_rail_plane:suspect", nullptr,
+     "cluster, rail", "FabricwatchRailPlaneSuspect", "critical"},
     {"node_cut_off", "instance:fabricwatch_localisation_cut_off:suspect",
      "instance:fabricwatch_localisation_tcp_witness_peers:count", "cluster, job, instance",
      "FabricwatchNodeCutOff", "warning"},
@@ -99,7 +105,18 @@ std::string isoTime(double t) {
 void word(Suspect& s) {
   std::string of = s.witnesses ? count(s.failing) + " of " + count(*s.witnesses) : count(s.failing);
   const std::string& node = s.node.empty() ? s.instance : s.node;
-  if (s.level == "node_cut_off") {
+  if (s.level == "switch") {
+    s.summary = of + " nodes below leaf " + s.leaf + " are unreachable or cut off";
+    s.advice = "the leaf switch " + s.leaf +
+               " itself: its power, its uplinks to the spine, its configuration; the node "
+               "alerts below it are its symptoms";
+  } else if (s.level == "rail_plane") {
+    s.summary = "rail " + s.rail + " fails on " + count(std::round(s.failing * 100)) +
+                "% of the cluster's measured pairs";
+    s.advice =
+        "the rail's switches or plane: its spine, its subnet manager (InfiniBand), a "
+        "fabric-wide setting (PFC, MTU, a firmware roll-out), not one node";
+  } else if (s.level == "node_cut_off") {
     s.summary = node + " fails to reach " + of + " peers that others reach";
     s.advice =
         "the node itself is the cause, not its peers: its network interfaces and routes, its "
@@ -186,6 +203,7 @@ std::vector<Suspect> suspectsFrom(
       x.node = labelOf(s, "peer_node");
       x.instance = labelOf(s, "instance");
       x.rail = labelOf(s, "rail");
+      x.leaf = labelOf(s, "leaf");
       x.peer = labelOf(s, "peer");
       x.failing = s.value;
       std::string key = keyOf(s, l.on);
@@ -251,6 +269,10 @@ std::string renderText(const Diagnosis& d) {
     o << "\n" << s.severity << "  " << s.level << "  ";
     if (s.level == "pair")
       o << s.instance << " -> " << (s.node.empty() ? s.peer : s.node);
+    else if (s.level == "switch")
+      o << "leaf " << s.leaf;
+    else if (s.level == "rail_plane")
+      o << "rail " << s.rail;
     else
       o << (s.node.empty() ? s.instance : s.node) << (s.rail.empty() ? "" : " rail " + s.rail);
     if (!s.cluster.empty()) o << "  (cluster " << s.cluster << ")";
@@ -271,6 +293,7 @@ std::string renderJson(const Diagnosis& d) {
     json j = {{"level", s.level},     {"severity", s.severity}, {"alert", s.alert},
               {"failing", s.failing}, {"summary", s.summary},   {"advice", s.advice}};
     for (auto [k, v] : {std::pair{"cluster", &s.cluster},
+                        {"leaf", &s.leaf},
                         {"node", &s.node},
                         {"instance", &s.instance},
                         {"rail", &s.rail},

@@ -15,10 +15,11 @@
 namespace fabricwatch::fleet {
 
 struct Suspect {
-  std::string level;  // node_cut_off, node_unreachable, node_rail, node_rail_slow, pair
+  std::string level;  // switch, rail_plane, node_cut_off, node_unreachable, node_rail,
+                      // node_rail_slow, pair (docs/fleet.md)
   std::string alert;  // the alert that fires for it: FabricwatchNodeUnreachable ...
   std::string severity;
-  std::string cluster, node, instance, rail, peer;  // what the suspect's series name
+  std::string cluster, leaf, node, instance, rail, peer;  // what the suspect's series name
   double failing = 0;               // the evidence: witnesses (or peers) that fail ...
   std::optional<double> witnesses;  // ... of these (pairs have none)
   std::string alert_state;          // firing, pending, or empty (no alert yet)

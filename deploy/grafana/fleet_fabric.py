@@ -14,6 +14,8 @@ UNREACHABLE = "peer_node:fabricwatch_localisation_unreachable:suspect"
 RAIL = "peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect"
 PAIR = "instance_peer:fabricwatch_localisation_pair_unreachable:suspect"
 RAIL_SLOW = "peer_node_rail:fabricwatch_localisation_rail_slow:suspect"
+SWITCH = "cluster_leaf:fabricwatch_localisation_switch:suspect"
+PLANE = "cluster_rail:fabricwatch_localisation_rail_plane:suspect"
 NODE = 'cluster=~"$cluster", peer_node="$node"'
 
 NODE_VAR = query_var("node", "Node (suspect or not)",
@@ -30,6 +32,8 @@ def level(expr, name):
 
 def fleet_fabric():
     suspects = " or ".join([
+        level(f"{SWITCH}{{{C}}}", "switch"),
+        level(f"{PLANE}{{{C}}}", "rail plane"),
         level(f"{CUT_OFF}{{{C}}} {IN_GROUP}", "node cut off"),
         level(f"{UNREACHABLE}{{{C}}} {NODE_GROUP}", "node unreachable"),
         level(f"{RAIL}{{{C}}} {NODE_GROUP}", "rail of a node"),
@@ -45,6 +49,12 @@ def fleet_fabric():
             stat("Nodes in the mesh", f"count(fabricwatch_peer_self_info{{{C}}} {IN_GROUP})",
                  "Nodes whose fabricwatch reports its mesh name, in the selected groups.",
                  no_value="no mesh"),
+            stat("Switches", f"count({SWITCH}{{{C}}}) or vector(0)",
+                 "Leaf switches most of whose nodes are suspect at once (the `leaf` topology "
+                 "label; all groups).", bad_at=1),
+            stat("Rail planes", f"count({PLANE}{{{C}}}) or vector(0)",
+                 "Rails that fail on most of the cluster's pairs while tcp works (all groups).",
+                 bad_at=1),
             stat("Nodes cut off", f"count({CUT_OFF}{{{C}}} {IN_GROUP}) or vector(0)",
                  "Nodes that fail most of the peers others reach: their own network, NIC or "
                  "peer secret.", bad_at=1),

@@ -64,6 +64,20 @@ ALERTS = [
       "instance": "n03:19736", "peer": "10.0.0.15:19737", "peer_node": "n15"}, True),
     ({**C, "alertname": "FabricwatchNcclProbeFailing", "job": "fabricwatch",
       "instance": "n04:19736", "peer": "10.0.0.15:19737", "peer_node": "n15"}, False),
+    # leaf-3 is down: the node alerts below it (they carry its leaf) go, a node alert below
+    # leaf-4 stays.
+    ({**C, "alertname": "FabricwatchSwitchSuspect", "leaf": "leaf-3"}, False),
+    ({**C, "alertname": "FabricwatchNodeUnreachable", "peer_node": "n21", "leaf": "leaf-3"},
+     True),
+    ({**C, "alertname": "FabricwatchNodeCutOff", "job": "fabricwatch", "instance": "n22:19736",
+      "peer_node": "n22", "leaf": "leaf-3"}, True),
+    ({**C, "alertname": "FabricwatchNodeUnreachable", "peer_node": "n23", "leaf": "leaf-4"},
+     False),
+    # Rail 5's plane: the rail alerts on rail 5 go, one on rail 6 stays.
+    ({**C, "alertname": "FabricwatchRailPlaneSuspect", "rail": "5"}, False),
+    ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n24", "rail": "5"},
+     True),
+    ({**C, "alertname": "FabricwatchNodeRailSlow", "peer_node": "n24", "rail": "6"}, False),
     # A rail cause silences nothing of its own node's other rails or its tcp symptoms.
     ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n18", "rail": "3"},
      False),

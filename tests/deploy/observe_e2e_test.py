@@ -76,6 +76,9 @@ NOT_REPRODUCED = {
     "FabricwatchPairUnreachable": "needs one path that fails while both ends reach 2 others",
     "FabricwatchNodeRailSlow": "needs 3 witnesses whose other pairs on a rail are not slow, "
                                "measuring one node slow there",
+    "FabricwatchSwitchSuspect": "needs `leaf` topology labels and most nodes of one leaf "
+                                "suspect; the lab's nodes share no switch",
+    "FabricwatchRailPlaneSuspect": "needs a rail that fails on most pairs while tcp works",
     "FabricwatchSnapshotStale": "needs a wedged pipeline behind a live HTTP server",
     # A source fails only by a run that hangs past its timeout; since issue 13 nothing in a
     # host root can make one hang (a FIFO or other non-regular file is refused at open, a read
@@ -93,6 +96,11 @@ RECORDS_NOT_REPRODUCED = {
         "as FabricwatchPairUnreachable",
     "peer_node:fabricwatch_localisation_unreachable:suspect": "as FabricwatchNodeUnreachable",
     "peer_node_rail:fabricwatch_localisation_rail_slow:suspect": "as FabricwatchNodeRailSlow",
+    "peer_node:fabricwatch_topology_leaf:info": "the lab's nodes have no `leaf` label",
+    "cluster_leaf:fabricwatch_topology_nodes:count": "as peer_node:fabricwatch_topology_leaf:info",
+    "cluster_leaf:fabricwatch_localisation_nodes_suspect:count": "as FabricwatchSwitchSuspect",
+    "cluster_leaf:fabricwatch_localisation_switch:suspect": "as FabricwatchSwitchSuspect",
+    "cluster_rail:fabricwatch_localisation_rail_plane:suspect": "as FabricwatchRailPlaneSuspect",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL

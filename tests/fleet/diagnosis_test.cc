@@ -107,12 +107,30 @@ TEST(DiagnosisTest, ATimeNoClockGivesIsUnknown) {
   }
 }
 
+TEST(DiagnosisTest, ASwitchAndARailPlaneComeFirst) {
+  Answers a = fleetAnswers();
+  a.push_back({"switch", {sample({{"cluster", "c"}, {"leaf", "leaf-1"}}, 5)}});
+  a.push_back({"switch:whole", {sample({{"cluster", "c"}, {"leaf", "leaf-1"}}, 6)}});
+  a.push_back({"rail_plane", {sample({{"cluster", "c"}, {"rail", "1"}}, 0.754)}});
+  auto s = suspectsFrom(a);
+  ASSERT_EQ(s.size(), 5u);
+  EXPECT_EQ(s[0].summary, "5 of 6 nodes below leaf leaf-1 are unreachable or cut off");
+  EXPECT_EQ(s[1].summary, "rail 1 fails on 75% of the cluster's measured pairs");
+  Diagnosis d;
+  d.nodes = 12;
+  d.suspects = s;
+  EXPECT_NE(renderText(d).find("critical  switch  leaf leaf-1  (cluster c)"), std::string::npos)
+      << renderText(d);
+  EXPECT_EQ(nlohmann::json::parse(renderJson(d))["suspects"][0]["leaf"], "leaf-1");
+}
+
 TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {
   auto q = diagnosisQueries("a\"b\\c");
   ASSERT_FALSE(q.empty());
   EXPECT_EQ(q[0].promql,
-            "instance:fabricwatch_localisation_cut_off:suspect{cluster=\"a\\\"b\\\\c\"}");
-  EXPECT_EQ(diagnosisQueries("")[0].promql, "instance:fabricwatch_localisation_cut_off:suspect{}");
+            "cluster_leaf:fabricwatch_localisation_switch:suspect{cluster=\"a\\\"b\\\\c\"}");
+  EXPECT_EQ(diagnosisQueries("")[0].promql,
+            "cluster_leaf:fabricwatch_localisation_switch:suspect{}");
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <rdma/fi_errno.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -106,9 +107,10 @@ class Waiter {
 // After a failed session: cancels what is still posted and reads the completion queue until
 // those operations have completed (canceled, or failed with the peer) or `grace` has passed,
 // so that nothing of the session is in flight when its buffers and contexts go and the
-// endpoint closes (rxm's endpoint close crashes on receives it is still serving).
-void quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace) {
-  if (ep.closed()) return;
+// endpoint closes (rxm's endpoint close crashes on receives it is still serving). True when
+// every one of them completed.
+bool quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace) {
+  if (ep.closed()) return false;
   for (void* ctx : posted) ep.cancel(ctx);
   std::vector<void*> left = posted;
   auto end = Clock::now() + grace;
@@ -121,6 +123,7 @@ void quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration gra
     for (ssize_t i = 0; i < n; ++i) std::erase(left, c[i].context);
     if (n == 0) std::this_thread::sleep_for(100us);
   }
+  return left.empty();
 }
 
 bool ours(const Buffer& b, size_t len, uint64_t id, uint64_t* seq) {
@@ -341,11 +344,16 @@ Measurement ResponderSession::respond(Clock::time_point deadline, const std::ato
     return w.post(
         "fi_recv", [&] { return ep_.postRecv(*rx_, spec_.size, ctx); }, on);
   };
+  bool tx_posted = false;  // a send with a completion of its own is in flight
   auto fail = [&] {
     m.error = w.error();
-    std::vector<void*> posted = {&tx_ctx_};
-    for (auto& c : rx_ctx_) posted.push_back(&c);
-    quiesce(ep_, posted, std::chrono::milliseconds(100));
+    // What is still posted: the receives not completed (those in `received` are), and a send
+    // whose completion has not come.
+    std::vector<void*> posted;
+    if (tx_posted && !tx_done) posted.push_back(&tx_ctx_);
+    for (auto& c : rx_ctx_)
+      if (std::find(received.begin(), received.end(), &c) == received.end()) posted.push_back(&c);
+    m.quiesced = quiesce(ep_, posted, std::chrono::milliseconds(100));
     return m;
   };
   const uint32_t per_step = bw ? spec_.window : 1;
@@ -366,6 +374,7 @@ Measurement ResponderSession::respond(Clock::time_point deadline, const std::ato
     }
     writeHeader(tx_->payload(), spec_.id, seq);
     tx_done = inject;
+    tx_posted = !inject;
     if (ok)
       ok = inject ? w.post(
                         "fi_inject", [&] { return ep_.inject(*tx_, reply_len, client_); }, on)

@@ -55,6 +55,9 @@ struct Measurement {
   uint32_t completed = 0;           // ping-pongs or windows done (warm-up included)
   uint32_t stray = 0;               // messages of another session, ignored
   std::optional<FabricError> error;
+  // After an error: whether every operation the session had posted completed or was canceled
+  // (nothing of it is in flight, and the endpoint can serve the next session as it is).
+  bool quiesced = false;
 };
 
 // Client side: the responder at `peer` takes part in `spec` (accepted over the channel).

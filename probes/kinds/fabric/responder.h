@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -77,6 +78,13 @@ class Responder {
   // without holding mu_ while libfabric works: the channel's handlers never wait on it.
   void reopen();
   std::optional<fi_addr_t> addressLocked(const std::string& name, std::optional<FabricError>& err);
+  // A failed session's endpoint with something still in flight is retired, not closed at once:
+  // libfabric 1.17's tcp;ofi_rxm crashed (SIGSEGV in fi_close) closing an endpoint right after
+  // a prober's connection broke off mid-session. A retired endpoint keeps its session's
+  // buffers and is closed once it has been idle for kRetiredFor (the connection long settled),
+  // when more than kMaxRetired wait, or at stop(). Called without mu_.
+  void retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session);
+  void closeRetired(bool all);
 
   EndpointOptions opts_;
   std::chrono::milliseconds max_session_;
@@ -95,6 +103,12 @@ class Responder {
   std::list<std::string> lru_;
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
   std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
+  struct Retired {
+    Clock::time_point since;
+    std::unique_ptr<Endpoint> ep;
+    std::unique_ptr<ResponderSession> session;  // its buffers stay while the endpoint does
+  };
+  std::deque<Retired> retired_;  // the loop thread's (and stop()'s after the join) only
   SessionSpec spec_;
   std::string member_;  // who asked for session_
   ResponderLimits limits_;

@@ -14,7 +14,9 @@
 #      time and CPU);
 #   5. the probe comparisons with their reference tools, by the existing scripts:
 #      bench/tcp_rtt_vs_qperf.sh, and bench/fabric_vs_fi_pingpong.sh (tcp and shm) where it
-#      exists (it needs BUILD_DIR/bench/fabric_pingpong).
+#      exists (it needs BUILD_DIR/bench/fabric_pingpong);
+#   6. the fabric daemon's peak RSS at 1, 2, 4 and 8 rails (bench/fabric_rails_rss.sh: three
+#      daemons in network namespaces, tcp provider), as root.
 #
 #   bench/compare.sh [BUILD_DIR] [RUNS] [OUT]
 #   e.g. bench/compare.sh build-bench 5 docs/performance.md
@@ -211,6 +213,12 @@ if [ -x "$SRC/bench/fabric_vs_fi_pingpong.sh" ]; then
 else
   echo "bench/fabric_vs_fi_pingpong.sh is not on this branch" > "$tmp/fi.txt"
 fi
+# The fabric daemon by rail count: network namespaces, so root only.
+if [ "$(id -u)" = 0 ] && command -v ip >/dev/null; then
+  "$SRC/bench/fabric_rails_rss.sh" "$BUILD" 60 3 > "$tmp/rails.txt" 2>&1 || echo "(exit $?)" >> "$tmp/rails.txt"
+else
+  echo "not run: bench/fabric_rails_rss.sh needs root (ip netns)" > "$tmp/rails.txt"
+fi
 rec load_end "$(load_avg)"
 
 versions=$tmp/versions.txt
@@ -226,5 +234,5 @@ versions=$tmp/versions.txt
 } > "$versions"
 
 python3 "$SRC/bench/compare_report.py" "$R" "$versions" "$tmp/qperf.txt" "$tmp/fi.txt" \
-  "bench/compare.sh ${1:-build-bench} $RUNS" "$check_cmd" > "$OUT"
+  "bench/compare.sh ${1:-build-bench} $RUNS" "$check_cmd" "$tmp/rails.txt" > "$OUT"
 echo "wrote $OUT"

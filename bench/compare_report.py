@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes docs/performance.md from bench/compare.sh's samples (stdout); run by that script.
 
-  compare_report.py RESULTS.tsv VERSIONS.txt QPERF.txt FI_PINGPONG.txt COMMAND CHECK_COMMAND
+  compare_report.py RESULTS.tsv VERSIONS.txt QPERF.txt FI_PINGPONG.txt COMMAND CHECK_COMMAND [RAILS.txt]
 
 RESULTS.tsv holds KEY<TAB>VALUE lines, one per sample; every figure is the median of a key's
 samples, with their minimum and maximum.
@@ -11,6 +11,13 @@ import statistics
 import sys
 
 results, versions, qperf, fi, command, check_command = sys.argv[1:7]
+rails_txt = open(sys.argv[7], encoding="utf-8").read().rstrip() if len(sys.argv) > 7 else ""
+# bench/fabric_rails_rss.sh's table: rails -> peak RSS MiB (the largest node's VmHWM).
+rails_hwm = {}
+for line in rails_txt.splitlines():
+    f = line.split()
+    if len(f) > 2 and f[0].isdigit():
+        rails_hwm[int(f[0])] = float(f[1])
 samples = collections.defaultdict(list)
 text = {}
 for line in open(results, encoding="utf-8"):
@@ -84,6 +91,12 @@ w(f"| p5 root under 400 series by default | {series:.0f} | {verdict(series < 400
 check = med("check.p5.ms")
 w(f"| `fabricwatch check` on the p5 root under 25 ms wall | {fig('check.p5.ms')} ms | "
   f"{verdict(check < 25)} |")
+for n, bound, cmp, word in ((1, 32, lambda x, b: x < b, "under"),
+                             (8, 64, lambda x, b: x <= b, "at most")):
+    if n in rails_hwm:
+        rails = f"{n} rail{'s' if n > 1 else ''}"
+        w(f"| fabric daemon {word} {bound} MiB peak at {rails} (tcp, bench/fabric_rails_rss.sh) | "
+          f"{rails_hwm[n]:.1f} MiB | {verdict(cmp(rails_hwm[n], bound))} |")
 w("")
 notes = []
 def mib(key):
@@ -271,4 +284,18 @@ w("")
 w("```")
 w(open(fi, encoding="utf-8").read().rstrip())
 w("```")
+if rails_txt:
+    w("")
+    w("## The fabric daemon by rail count")
+    w("")
+    w("`bench/fabric_rails_rss.sh BUILD 60 3` (as root): three `fabricwatch serve` in network")
+    w("namespaces, one veth and bridge per rail, the fabric probe on the tcp provider (tcp;ofi_rxm)")
+    w("with one domain per rail, latency every 2 s round and bandwidth every 4 s at the default sizes")
+    w("(16 x 1 MiB windows). Peak RSS is the largest node's VmHWM. The provider's queues are sized for")
+    w("a probe (probes/kinds/fabric/queue_sizes.h); `PROVIDER_DEFAULTS=1` runs it with rxm's own")
+    w("buffer and connection sizes in the environment, which the daemon leaves as set.")
+    w("")
+    w("```")
+    w(rails_txt)
+    w("```")
 print("\n".join(out))

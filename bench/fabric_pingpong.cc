@@ -27,6 +27,7 @@
 #include "probes/peer_setup.h"
 
 using namespace fabricwatch::probes;
+using namespace fabricwatch::probes::fabric;
 
 namespace {
 

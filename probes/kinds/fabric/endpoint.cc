@@ -223,6 +223,12 @@ std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
     info.reset(libfabric()->dupinfo(bound.get()));
   }
   if (!info) return libfabricError("fi_dupinfo", -FI_ENOMEM);
+  // Queues as deep as a probe needs (queue_sizes.h): lowered in the fi_info the endpoint opens
+  // with, where the provider is one this was measured on.
+  if (size_t d = queueDepthFor(chosen, opts.queue_depth)) {
+    info->tx_attr->size = std::min(info->tx_attr->size, d);
+    info->rx_attr->size = std::min(info->rx_attr->size, d);
+  }
   info_ = info.release();
 
   facts_.provider = chosen;

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "probes/kinds/fabric/queue_sizes.h"
+
 namespace fabricwatch::probes::fabric {
 
 using Clock = std::chrono::steady_clock;
@@ -45,6 +47,8 @@ struct EndpointOptions {
   bool register_buffers = false;  // register buffers even where FI_MR_LOCAL is not asked for
   bool hmem = false;              // ask for FI_HMEM (GPU memory); fails where unsupported
   size_t max_message = 4096;      // the largest message it must carry
+  // tx_attr->size and rx_attr->size where the provider is layered on rxm (queue_sizes.h).
+  size_t queue_depth = kProbeQueueDepth;
 };
 
 // The provider as chosen and opened: facts and the _info metric.

@@ -8,6 +8,7 @@
 #include "probes/kinds/fabric/fabric_wire.h"
 #include "probes/kinds/fabric/hmem.h"
 #include "probes/kinds/fabric/providers.h"
+#include "probes/kinds/fabric/queue_sizes.h"
 #include "probes/mesh/net_util.h"
 
 namespace fabricwatch::probes::fabric {
@@ -61,6 +62,7 @@ KindRegistration fabricKindRegistration() {
             : static_cast<uint64_t>(std::max<int64_t>(1, f.bandwidth_interval.count() / interval));
     o.endpoint.max_message =
         o.bandwidth_every_rounds ? std::max(o.latency_size, o.bandwidth_size) : o.latency_size;
+    o.endpoint.queue_depth = fabric::probeQueueDepth(o.bandwidth_window);
     o.timeout = std::min(f.timeout, std::max(s.interval / 2, config::Duration(10)));
     o.serve_setup_timeout = f.serve_setup_timeout;
     o.serve_backoff = f.serve_backoff;

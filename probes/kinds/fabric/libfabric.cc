@@ -5,6 +5,9 @@
 
 #include <mutex>
 
+#include "core/log.h"
+#include "probes/kinds/fabric/queue_sizes.h"
+
 namespace fabricwatch::probes::fabric {
 namespace {
 
@@ -46,6 +49,11 @@ const Libfabric* libfabric(std::string* why) {
   static std::string error;
   std::call_once(once, [] {
     SignalDispositions keep;
+    // Before the load: providers read their variables when they initialise (queue_sizes.h).
+    std::string set;
+    for (const auto& a : applyProbeProviderVariables()) set += (set.empty() ? "" : " ") + a;
+    if (!set.empty())
+      core::log::info("fabric", "provider queues sized for a probe", {{"variables", set}});
     void* lib = ::dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
       const char* e = ::dlerror();

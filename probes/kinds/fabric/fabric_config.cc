@@ -98,8 +98,8 @@ void validate(const FabricConfig& f, const config::Config&, const config::Report
       report({key, "probes.fabric.domain"},
              key + " and probes.fabric.domain exclude each other: name the domain in rails");
     if (rails.size() > kMaxRails)
-      report({key}, key + " lists " + std::to_string(rails.size()) + " rails: at most " +
-                        std::to_string(kMaxRails));
+      return report({key}, key + " lists " + std::to_string(rails.size()) + " rails: at most " +
+                               std::to_string(kMaxRails));
     for (const auto& p : railsListProblems(rails)) report({key}, key + " " + p);
   };
   checkList("probes.fabric.rails", f.rails);

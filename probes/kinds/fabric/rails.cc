@@ -99,7 +99,11 @@ std::optional<Subnet> railSubnet(std::string_view name) {
 }
 
 std::optional<std::string> checkRailEntry(std::string_view entry) {
-  for (const auto& n : railNames(entry)) {
+  auto names = railNames(entry);
+  if (names.size() > kMaxRailNames)
+    return "rail " + core::quoteForDisplay(entry, 80) + " has " + std::to_string(names.size()) +
+           " names: at most " + std::to_string(kMaxRailNames);
+  for (const auto& n : names) {
     if (n.empty())
       return "rail " + core::quoteForDisplay(entry, 200) +
              " must be a domain or interface name, \"subnet:CIDR\", or those separated by "

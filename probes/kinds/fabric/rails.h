@@ -23,7 +23,8 @@
 
 namespace fabricwatch::probes::fabric {
 
-inline constexpr size_t kMaxRails = 32;  // EFA on a p5: 32 devices
+inline constexpr size_t kMaxRails = 32;      // EFA on a p5: 32 devices
+inline constexpr size_t kMaxRailNames = 16;  // alternatives in one entry
 
 // One of this node's rails: its index (shared with the peers) and its libfabric domain.
 struct Rail {

@@ -145,6 +145,10 @@ TEST(RailsTest, SubnetEntriesAreCheckedAndAListMayNotPutAnAddressOnTwoRails) {
   EXPECT_TRUE(checkRailEntry("subnet 10.0.0.0/24"));
   EXPECT_TRUE(checkRailEntry("SUBNET:10.0.0.0/24"));  // not the prefix: a name, and ':' '/' no
   EXPECT_EQ(checkRailEntry("eth\n1").value_or("").substr(0, 22), "rail name \"eth\\n1\" may");
+  std::string many = "e0";
+  for (int i = 1; i < 17; ++i) many += "|e" + std::to_string(i);
+  EXPECT_EQ(checkRailEntry(many).value_or("").substr(0, 10), "rail \"e0|e");
+  EXPECT_NE(checkRailEntry(many).value_or("").find(" has 17 names: at most 16"), std::string::npos);
   EXPECT_FALSE(railSubnet("mlx5_0"));
   EXPECT_EQ(formatSubnet(*railSubnet("subnet:10.1.3.0/24")), "10.1.3.0/24");
 

@@ -86,12 +86,14 @@ std::string NetnsLab::hubLink(int host, int rail) {
   return "vh" + std::to_string(host) + "r" + std::to_string(rail);
 }
 
-bool NetnsLab::addRail(int rail, const std::string& subnet, const std::vector<int>& hosts) {
+bool NetnsLab::addRail(int rail, const std::string& subnet, const std::vector<int>& hosts,
+                       const std::map<int, std::string>& names) {
   std::string br = "br" + std::to_string(rail);
-  std::string dev = "eth" + std::to_string(rail);
   bool ok = ip({"-n", hub_, "link", "add", br, "type", "bridge"}) &&
             ip({"-n", hub_, "link", "set", br, "up"});
   for (int host : hosts) {
+    auto named = names.find(host);
+    std::string dev = named != names.end() ? named->second : "eth" + std::to_string(rail);
     std::string ns = nsOf(host);
     std::string hub_end = hubLink(host, rail);
     ok = ok && !ns.empty() &&

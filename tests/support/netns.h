@@ -5,6 +5,7 @@
 // parallel test runs do not collide; everything is deleted in the destructor, even after a
 // failed assertion (deleting a namespace removes its links). Only for tests: it runs `ip`.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,10 @@ class NetnsLab {
 
   // A second network beside eth0, as a rail of a rail-optimised cluster: a bridge of its own in
   // the hub (brN) and, for each of `hosts` (added already), a veth pair whose node end is ethN
-  // with address subnet.host/24. rail: 1..9.
-  bool addRail(int rail, const std::string& subnet, const std::vector<int>& hosts);
+  // with address subnet.host/24. rail: 1..9. `names` gives a host's end another name (a NIC
+  // named otherwise on that node: "ens2f0", "rail1x"), at most 15 characters.
+  bool addRail(int rail, const std::string& subnet, const std::vector<int>& hosts,
+               const std::map<int, std::string>& names = {});
   // The hub's end of a host's rail (what traffic towards the host leaves by): vhHOSTrRAIL.
   static std::string hubLink(int host, int rail);
   // Runs argv inside the hub's namespace (tc on a hub link slows what a host receives there).

@@ -1,7 +1,8 @@
 #include "probes/kinds/fabric/fabric_config.h"
 
-#include <set>
+#include <algorithm>
 
+#include "core/utf8.h"
 #include "probes/kinds/fabric/provider_names.h"
 #include "probes/kinds/fabric/rails.h"
 
@@ -31,7 +32,13 @@ domain = ""            # libfabric domain (mlx5_0, rdmap16s27-rdm, lo); "": the 
 # providers (tcp, udp) one rail, `domain` or the peer channel's interface. Else the domains (with
 # tcp: interfaces) per rail, "NAME" or "NAME|NAME" (the first this node has), e.g.
 # ["mlx5_0", "mlx5_1"] or ["eth1", "eth2|ens2"]; a node without any of a rail's names lacks it.
+# A name "subnet:CIDR" is the NIC with an address in that network (RoCE: the RDMA device's
+# netdev; tcp: the interface), e.g. ["subnet:10.1.0.0/24", "mlx5_1|subnet:10.1.1.0/24"].
 rails = []
+# Per resource group (exact names; the node's group when one is set: flag, env, configuration
+# or label file), the rails list of its nodes instead of `rails`: GROUP = [entries],
+# e.g. rails_by_group = { roce-a = ["subnet:10.1.0.0/24", "subnet:10.1.1.0/24"] }.
+rails_by_group = {}
 # Rails of each peer one round probes, rotating through the rest in the next rounds.
 rails_per_round = 8
 # Latency: warm-up, then ping-pongs of latency_size bytes; min, median and p99 of RTT/2.
@@ -85,22 +92,36 @@ void validate(const FabricConfig& f, const config::Config&, const config::Report
     report({"probes.fabric.bandwidth_round_bytes", "probes.fabric.bandwidth_bytes"},
            "probes.fabric.bandwidth_round_bytes must not be less than "
            "probes.fabric.bandwidth_bytes");
-  if (!f.rails.empty() && !f.domain.empty())
-    report({"probes.fabric.rails", "probes.fabric.domain"},
-           "probes.fabric.rails and probes.fabric.domain exclude each other: name the domain in "
-           "rails");
-  if (f.rails.size() > kMaxRails)
-    report({"probes.fabric.rails"}, "probes.fabric.rails lists " + std::to_string(f.rails.size()) +
-                                        " rails: at most " + std::to_string(kMaxRails));
+  // Each list on its own: a node uses one of them.
+  auto checkList = [&](const std::string& key, const std::vector<std::string>& rails) {
+    if (!rails.empty() && !f.domain.empty())
+      report({key, "probes.fabric.domain"},
+             key + " and probes.fabric.domain exclude each other: name the domain in rails");
+    if (rails.size() > kMaxRails)
+      return report({key}, key + " lists " + std::to_string(rails.size()) + " rails: at most " +
+                               std::to_string(kMaxRails));
+    for (const auto& p : railsListProblems(rails)) report({key}, key + " " + p);
+  };
+  checkList("probes.fabric.rails", f.rails);
+  for (const auto& [group, rails] : f.rails_by_group)
+    checkList("probes.fabric.rails_by_group." + group, rails);
   if (f.ignore_processes.size() > kMaxIgnoredProcesses)
     report({"probes.fabric.ignore_processes"},
            "probes.fabric.ignore_processes lists " + std::to_string(f.ignore_processes.size()) +
                " processes: at most " + std::to_string(kMaxIgnoredProcesses));
-  std::set<std::string> seen;
-  for (const auto& entry : f.rails)
-    for (const auto& n : railNames(entry))
-      if (!seen.insert(n).second)
-        report({"probes.fabric.rails"}, "probes.fabric.rails names \"" + n + "\" on two rails");
+}
+
+// A group name as a key of [probes.fabric.rails_by_group]: what a resource group may be
+// (policy.resource_group: no spaces or quotes), kept to printable ASCII for the messages.
+std::optional<std::string> checkGroupName(const std::string& g) {
+  bool ok = !g.empty() && g.size() <= 128 && std::all_of(g.begin(), g.end(), [](char c) {
+    return c > ' ' && c < 127 && c != '"' && c != '\'';
+  });
+  if (!ok)
+    return "resource group " + core::quoteForDisplay(g, 64) +
+           " in probes.fabric.rails_by_group must be 1-128 printable characters without "
+           "spaces or quotes";
+  return std::nullopt;
 }
 
 }  // namespace
@@ -139,6 +160,14 @@ config::TableDef fabricConfigTable() {
       .stringList(
           "rails", &C::rails,
           [](const std::string& v) -> std::optional<std::string> { return checkRailEntry(v); })
+      .custom("rails_by_group.*", KeyType::kStringList,
+              [](C& f, const KeyValue& v, const KeyContext& ctx) -> std::optional<std::string> {
+                if (auto err = checkGroupName(ctx.wild)) return err;
+                for (const auto& item : v.list)
+                  if (auto err = checkRailEntry(item)) return err;
+                f.rails_by_group[ctx.wild] = v.list;
+                return std::nullopt;
+              })
       .integer("rails_per_round", 1, static_cast<int>(kMaxRails), &C::rails_per_round)
       .byteSize("latency_size", 16, uint64_t{64} << 20, &C::latency_size)
       .integer("warmup", 0, 10000, &C::warmup)
@@ -160,6 +189,13 @@ config::TableDef fabricConfigTable() {
       .validate(validate)
       .defaults(kDefaults)
       .build();
+}
+
+const std::vector<std::string>& railsOfGroup(const FabricConfig& f, const std::string& group,
+                                             bool* by_group) {
+  auto it = group.empty() ? f.rails_by_group.end() : f.rails_by_group.find(group);
+  if (by_group) *by_group = it != f.rails_by_group.end();
+  return it != f.rails_by_group.end() ? it->second : f.rails;
 }
 
 }  // namespace fabricwatch::probes::fabric

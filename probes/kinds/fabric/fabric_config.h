@@ -3,6 +3,7 @@
 // (docs/peers.md, "The fabric probe").
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct FabricConfig {
   // The domains per rail (rails.h): entry i "NAME" or "NAME|NAME" (the first the node has);
   // empty: every domain the provider lists, in PCI order (socket providers: one rail, `domain`).
   std::vector<std::string> rails;
+  // [probes.fabric.rails_by_group]: GROUP = [entries], the rails of a node in that resource
+  // group (an empty list: the default, PCI order) instead of `rails`.
+  std::map<std::string, std::vector<std::string>> rails_by_group;
   int rails_per_round = 8;     // rails of each peer one round probes (rotating)
   uint64_t latency_size = 64;  // bytes per ping and pong
   int warmup = 10;
@@ -52,5 +56,10 @@ inline const FabricConfig& fabricConfig(const config::Config& c) {
   return c.tables.get<FabricConfig>(kFabricTable);
 }
 config::TableDef fabricConfigTable();
+
+// The rails list of a node in resource `group` ("" when none is set): its rails_by_group entry,
+// else `rails`. `by_group` says whether the group's entry chose it.
+const std::vector<std::string>& railsOfGroup(const FabricConfig& f, const std::string& group,
+                                             bool* by_group = nullptr);
 
 }  // namespace fabricwatch::probes::fabric

@@ -192,9 +192,10 @@ void FabricKind::openRails() {
       bool socket = fabric::isSocketProvider(list->provider);
       if (!opts_.rails.empty() || !socket) {
         provider = list->provider;
-        rails = fabric::assignRails(opts_.rails, list->domains, [&](const std::string& d) {
-          return fabric::pciAddressOf(opts_.sysfs_root, d);
-        });
+        rails = fabric::assignRails(
+            opts_.rails, list->domains,
+            [&](const std::string& d) { return fabric::pciAddressOf(opts_.sysfs_root, d); },
+            fabric::hostAddressesOf(opts_.sysfs_root));
         bind_channel = false;
       }
     }
@@ -202,7 +203,7 @@ void FabricKind::openRails() {
   // One rail as before rails: `domain`, or the provider's first (bound to the channel's
   // address on socket providers); also where listing failed, so that its error is reported.
   if (rails.empty() && (opts_.rails.empty() || bind_channel))
-    rails.push_back({0, opts_.endpoint.domain});
+    rails.push_back({0, opts_.endpoint.domain, ""});
   for (const auto& rail : rails) {
     auto e = std::make_unique<RailEngine>();
     e->rail = rail;
@@ -211,11 +212,11 @@ void FabricKind::openRails() {
     o.domain = rail.domain;
     if (!bind_channel) {
       o.provider = provider;
-      // With a socket provider the domain is an interface: bind to its IPv4 address, as the
-      // single rail binds to the channel's.
-      o.source_address = fabric::isSocketProvider(provider) && !rail.domain.empty()
-                             ? fabric::interfaceIpv4(rail.domain)
-                             : "";
+      // With a socket provider the domain is an interface: bind to the address its subnet
+      // entry matched, else its IPv4 address, as the single rail binds to the channel's.
+      o.source_address = "";
+      if (fabric::isSocketProvider(provider) && !rail.domain.empty())
+        o.source_address = rail.address.empty() ? fabric::interfaceIpv4(rail.domain) : rail.address;
     }
     e->initiator = std::make_unique<fabric::Initiator>(o, opts_.latency_size);
     // The prober's endpoint first: with "auto" the responder then opens the provider it chose,
@@ -471,6 +472,7 @@ FabricState FabricKind::stateLocked() const {
     const auto& err = e->initiator->openError();
     rs.domain = e->rail.domain.empty() ? e->initiator->facts().domain : e->rail.domain;
     rs.pci = e->pci;
+    rs.address = e->rail.address;
     rs.available = !err;
     if (err) rs.unavailable = bounded(err->message(), 500);
     rs.reopened = e->initiator->reopened();
@@ -497,6 +499,7 @@ FabricState FabricKind::stateLocked() const {
   }
   s.origin = opts_.provider_origin;
   s.resource_group = opts_.resource_group;
+  s.rails_group = opts_.rails_group;
   s.hmem = hmem_;
   return s;
 }

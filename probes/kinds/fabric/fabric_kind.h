@@ -42,6 +42,7 @@ struct FabricKindOptions {
   std::string node_name;
   fabric::EndpointOptions endpoint;  // provider ("auto" or a name), domain, source address
   std::vector<std::string> rails;    // probes.fabric.rails (empty: the default, rails.h)
+  std::string rails_group;           // the resource group whose rails_by_group list `rails` is
   uint32_t rails_per_round = 8;
   uint32_t rail_peers = 8;       // peers with per-(peer, rail) series: probe.peers_per_round
   std::string sysfs_root = "/";  // where PCI addresses of domains are looked up
@@ -119,6 +120,7 @@ struct RailState {
   std::string unavailable;
   uint64_t reopened = 0;
   fabric::ResponderStats responder;
+  std::string address;  // the address a "subnet:" entry matched
 };
 
 // What the endpoints are, as the facts and the _info metric show them (the first rail's; the
@@ -129,6 +131,7 @@ struct FabricState {
   std::string unavailable_reason;  // bounded: "fi_getinfo: No data available"
   fabric::ProviderFacts facts;
   std::string origin, resource_group;
+  std::string rails_group;  // the group whose rails_by_group list chose the rails
   fabric::HmemStatus hmem;
   uint64_t reopened = 0;  // the prober's endpoint, after failed sessions
   fabric::ResponderStats responder;

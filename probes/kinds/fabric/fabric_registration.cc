@@ -41,7 +41,10 @@ KindRegistration fabricKindRegistration() {
     o.node_name = s.node_name;
     o.endpoint.provider = choice.provider;
     o.endpoint.domain = f.domain;
-    o.rails = f.rails;
+    // The group's rails list where rails_by_group has one, else probes.fabric.rails.
+    bool by_group = false;
+    o.rails = railsOfGroup(f, s.resource_group, &by_group);
+    if (by_group) o.rails_group = s.resource_group;
     o.rails_per_round = static_cast<uint32_t>(f.rails_per_round);
     o.rail_peers = static_cast<uint32_t>(std::max(1, s.config.probe.peers_per_round));
     o.endpoint.source_address = sourceAddress(s.config.peer.listen_address);

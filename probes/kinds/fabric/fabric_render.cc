@@ -38,6 +38,7 @@ core::Value stateValue(const FabricState& s) {
   v["api_version"] = f.api_version;
   v["selected_by"] = s.origin;
   if (!s.resource_group.empty()) v["resource_group"] = s.resource_group;
+  if (!s.rails_group.empty()) v["rails_group"] = s.rails_group;
   core::Value h = core::Value::map({{"state", fabric::hmemStateName(s.hmem.state)}});
   if (!s.hmem.reason.empty()) h["reason"] = s.hmem.reason;
   if (s.hmem.state != fabric::HmemStatus::State::kOff) h["gpus"] = s.hmem.devices;
@@ -56,6 +57,7 @@ core::Value stateValue(const FabricState& s) {
                                       {"reopened", r.reopened},
                                       {"sessions_served", r.responder.sessions}});
     if (!r.pci.empty()) e["pci_address"] = r.pci;
+    if (!r.address.empty()) e["address"] = r.address;
     if (!r.unavailable.empty()) e["error"] = r.unavailable;
     rails.push(std::move(e));
   }

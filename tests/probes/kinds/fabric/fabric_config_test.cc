@@ -79,6 +79,71 @@ TEST(FabricConfigTest, RailsAreDomainsPerRailEachProblemPositioned) {
             "2:9: ");
 }
 
+// Issue 20, item 1: the rails list per resource group, and subnets as rail names.
+TEST(FabricConfigTest, RailsByGroupPicksTheGroupsListEachProblemPositioned) {
+  // A group with a dot (or none) cannot be a key: the loader says which key it does not know.
+  EXPECT_EQ(configProblem("[probes.fabric.rails_by_group]\n\"efa.p5\" = [\"x\"]\n"),
+            "2:1: unknown key \"probes.fabric.rails_by_group.efa.p5\"");
+  EXPECT_EQ(configProblem("[probes.fabric.rails_by_group]\n\"\" = [\"eth1\"]\n"),
+            "2:1: unknown key \"probes.fabric.rails_by_group.\"");
+  auto r = config::loadConfig(
+      "[probes.fabric]\nrails = [\"subnet:10.1.0.0/24\", \"mlx5_1|subnet:10.1.1.0/24\"]\n"
+      "rails_by_group = { roce-a = [\"eth1\", \"eth2\"], ib-pci = [] }\n",
+      "t.toml", kindLoadOptions());
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  const auto& f = fabricConfig(r.config);
+  EXPECT_EQ(f.rails_by_group.size(), 2u);
+  bool by_group = false;
+  EXPECT_EQ(railsOfGroup(f, "roce-a", &by_group), (std::vector<std::string>{"eth1", "eth2"}));
+  EXPECT_TRUE(by_group);
+  // An empty list: the default (PCI order) for that group, whatever `rails` says.
+  EXPECT_TRUE(railsOfGroup(f, "ib-pci", &by_group).empty());
+  EXPECT_TRUE(by_group);
+  EXPECT_EQ(railsOfGroup(f, "roce-b", &by_group), f.rails);  // exact names, no globbing
+  EXPECT_FALSE(by_group);
+  EXPECT_EQ(railsOfGroup(f, "", &by_group), f.rails);
+  EXPECT_FALSE(by_group);
+  EXPECT_TRUE(FabricConfig{}.rails_by_group.empty());
+  // The same table written as a table of its own.
+  r = config::loadConfig("[probes.fabric.rails_by_group]\nroce-a = [\"subnet:fd00:1::/64\"]\n",
+                         "t.toml", kindLoadOptions());
+  ASSERT_TRUE(r.ok()) << core::formatAll(r.problems);
+  EXPECT_EQ(fabricConfig(r.config).rails_by_group.at("roce-a"),
+            (std::vector<std::string>{"subnet:fd00:1::/64"}));
+
+  // Each problem where it is, with the group's key named.
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails_by_group = { a = [\"subnet:10.1.0.5/24\"] }\n"),
+            "2:24: rail name \"subnet:10.1.0.5/24\": subnet \"10.1.0.5/24\" has bits set past its "
+            "/24: the network is 10.1.0.0/24");
+  EXPECT_EQ(
+      configProblem("[probes.fabric]\nrails = [\"subnet:10.1.0.0/16\", \"subnet:10.1.3.0/24\"]\n"),
+      "2:9: probes.fabric.rails rail 1's subnet:10.1.3.0/24 overlaps rail 0's "
+      "subnet:10.1.0.0/16: an address in both would be on two rails");
+  EXPECT_EQ(configProblem("[probes.fabric.rails_by_group]\nb = [\"eth1\"]\n"
+                          "a = [\"subnet:10.1.0.0/24\", \"eth9|subnet:10.1.0.128/25\"]\n"),
+            "3:5: probes.fabric.rails_by_group.a rail 1's subnet:10.1.0.128/25 overlaps rail 0's "
+            "subnet:10.1.0.0/24: an address in both would be on two rails");
+  EXPECT_EQ(configProblem("[probes.fabric.rails_by_group]\na = [\"eth1\", \"eth1\"]\n"),
+            "2:5: probes.fabric.rails_by_group.a names \"eth1\" on two rails");
+  EXPECT_EQ(configProblem("[probes.fabric]\ndomain = \"mlx5_0\"\n"
+                          "rails_by_group = { g = [\"mlx5_1\"] }\n"),
+            "3:24: probes.fabric.rails_by_group.g and probes.fabric.domain exclude each other: "
+            "name the domain in rails");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails_by_group = { g = \"eth1\" }\n"),
+            "2:24: expected an array of strings, got string");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails_by_group = { g = { h = [] } }\n").substr(0, 14),
+            "2:20: unknown ");
+  EXPECT_EQ(configProblem("[probes.fabric]\nrails_by_group = [\"g=eth1\"]\n"),
+            "2:1: unknown key \"probes.fabric.rails_by_group\"");
+  EXPECT_EQ(configProblem("[probes.fabric.rails_by_group]\n\"a b\" = [\"eth1\"]\n"),
+            "2:9: resource group \"a b\" in probes.fabric.rails_by_group must be 1-128 printable "
+            "characters without spaces or quotes");
+  std::string many = "[probes.fabric.rails_by_group]\ng = [";
+  for (int i = 0; i < 33; ++i) many += "\"e" + std::to_string(i) + "\", ";
+  many += "]\n";
+  EXPECT_EQ(configProblem(many), "2:5: probes.fabric.rails_by_group.g lists 33 rails: at most 32");
+}
+
 // Issue 20, item 5: bandwidth yields to a job holding the GPUs unless configured otherwise,
 // with the monitoring the NCCL probe ignores ignored here too.
 TEST(FabricConfigTest, BandwidthYieldsToJobsUnlessConfiguredEachProblemPositioned) {

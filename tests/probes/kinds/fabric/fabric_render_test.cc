@@ -14,7 +14,7 @@ KindView railView(int peers, uint32_t rails, uint32_t rail_peers) {
   auto t = std::make_shared<FabricTotals>();
   t->rail_peers = rail_peers;
   for (uint32_t r = 0; r < rails; ++r) {
-    t->state.rails.push_back({r, "mlx5_" + std::to_string(r), "", true, "", 0, {}});
+    t->state.rails.push_back({r, "mlx5_" + std::to_string(r), "", true, "", 0, {}, ""});
     t->rails[r].timeout = r;
   }
   KindView v;

@@ -12,8 +12,8 @@ size_t probeQueueDepth(size_t bandwidth_window) {
 
 size_t queueDepthFor(std::string_view prov_name, size_t depth) {
   constexpr std::string_view kRxm = ";ofi_rxm";
-  bool rxm = prov_name.size() > kRxm.size() &&
-             prov_name.substr(prov_name.size() - kRxm.size()) == kRxm;
+  bool rxm =
+      prov_name.size() > kRxm.size() && prov_name.substr(prov_name.size() - kRxm.size()) == kRxm;
   return rxm ? depth : 0;
 }
 

@@ -33,8 +33,7 @@ TEST(QueueSizesTest, OnlyUnsetVariablesAreSetAndTheOperatorsStay) {
     return it == env.end() ? nullptr : it->second.c_str();
   };
   // Set, even to "", is the operator's.
-  EXPECT_EQ(unsetProviderVariables(lookup),
-            std::vector<std::string>{"FI_OFI_RXM_MSG_TX_SIZE=32"});
+  EXPECT_EQ(unsetProviderVariables(lookup), std::vector<std::string>{"FI_OFI_RXM_MSG_TX_SIZE=32"});
   env.clear();
   EXPECT_EQ(unsetProviderVariables(lookup),
             (std::vector<std::string>{"FI_OFI_RXM_BUFFER_SIZE=256", "FI_OFI_RXM_MSG_TX_SIZE=32",
@@ -50,7 +49,8 @@ TEST(QueueSizesTest, ApplyNeverOverwritesTheEnvironment) {
   EXPECT_STREQ(::getenv("FI_OFI_RXM_BUFFER_SIZE"), "8192");
   EXPECT_STREQ(::getenv("FI_OFI_RXM_MSG_TX_SIZE"), "32");
   EXPECT_STREQ(::getenv("FI_OFI_RXM_MSG_RX_SIZE"), "64");
-  for (const char* n : {"FI_OFI_RXM_BUFFER_SIZE", "FI_OFI_RXM_MSG_TX_SIZE", "FI_OFI_RXM_MSG_RX_SIZE"})
+  for (const char* n :
+       {"FI_OFI_RXM_BUFFER_SIZE", "FI_OFI_RXM_MSG_TX_SIZE", "FI_OFI_RXM_MSG_RX_SIZE"})
     ::unsetenv(n);
 }
 

@@ -177,7 +177,9 @@ def main():
         deadline = time.monotonic() + DEADLINE
         while True:
             rc, out, err = diagnose(*auth, "--format=json")
-            if rc == 1 and len(json.loads(out)["suspects"]) >= 3:
+            # The alert rules run after the recording rules: wait for every suspect's alert too.
+            suspects = json.loads(out)["suspects"] if rc == 1 else []
+            if len(suspects) >= 3 and all(s.get("alert_state") for s in suspects):
                 break
             if time.monotonic() > deadline or prom.poll() is not None:
                 check(False, f"no diagnosis within {DEADLINE} s: rc {rc}, {out} {err}")

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <link.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 
@@ -39,7 +40,7 @@ TEST(WorkloadVersionsParseTest, NcclBanner) {
   EXPECT_EQ(b->cuda, "12.3");
   // The format string and prose are skipped for the banner after them.
   b = findNcclBanner(bytes(std::string_view(
-      "NCCL version %s\0NCCL version mismatch\0NCCL version 2.21.5+cuda12.4\0", 69)));
+      "NCCL version %s\0NCCL version mismatch\0NCCL version 2.21.5+cuda12.4\0", 67)));
   ASSERT_TRUE(b);
   EXPECT_EQ(b->version, "2.21.5");
   // Cut at the end of a chunk: no banner yet.
@@ -130,7 +131,7 @@ TEST(WorkloadVersionsTest, ScanIsChunkedAndBounded) {
 TEST(WorkloadVersionsTest, GarbageSaysNothing) {
   Root t;
   std::string junk;
-  for (int i = 0; i < 300000; ++i) junk += static_cast<char>((i * 7919) % 251);
+  for (uint64_t i = 0; i < 300000; ++i) junk += static_cast<char>((i * 7919) % 251);
   junk += "NCCL version ";
   t.dir.write("proc/9/root/lib/libnccl.so.2", junk);
   t.dir.write("proc/9/root/lib/libnccl-net.so", "");

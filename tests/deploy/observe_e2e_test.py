@@ -58,7 +58,7 @@ SOURCE = os.environ.get("FW_SOURCE_DIR", os.path.normpath(os.path.join(HERE, "..
 BINARY = os.environ.get("FW_BINARY", os.path.join(SOURCE, "build/fabricwatch"))
 INSIDE = "FW_OBSERVE_E2E_INSIDE"
 SCALE = 60  # the rules run this many times faster
-DEADLINE = float(os.environ.get("FW_OBSERVE_E2E_DEADLINE", "90"))  # seconds per wait
+DEADLINE = float(os.environ.get("FW_OBSERVE_E2E_DEADLINE", "150"))  # seconds per wait (ASan, load)
 # The rule files the test loads, as a Prometheus installation does (docs/alerts.md).
 RULE_FILES = ("recording.yml", "alerts.yml", "localisation.yml")
 NOT_REPRODUCED = {

@@ -202,8 +202,12 @@ TEST(FabricRailsSubnetNetnsTest, AnIpv6SubnetNamesARailAndItsEndpointsBindThere)
   ASSERT_TRUE(fleet.ok()) << fleet.lab().lastError();
   for (int h = 1; h <= 2; ++h) ASSERT_TRUE(fleet.start(h, "")) << fleet.proc(h).stderrText();
   ASSERT_TRUE(eventually(
-      [&] { return fleet.fabricFacts(1).value("rails", json::array()).size() == 2; }, 20s, 100ms))
-      << fleet.fabricFacts(1).dump(2);
+      [&] {
+        return fleet.fabricFacts(1).value("rails", json::array()).size() == 2 &&
+               fleet.fabricFacts(2).value("rails", json::array()).size() == 2;
+      },
+      20s, 100ms))
+      << fleet.fabricFacts(1).dump(2) << fleet.fabricFacts(2).dump(2);
   json f = fleet.fabricFacts(2);
   EXPECT_EQ(f["rails"][1].value("domain", ""), "arail2") << f.dump(2);
   EXPECT_EQ(f["rails"][1].value("address", ""), fleet.railB6(2)) << f.dump(2);

@@ -14,12 +14,13 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+
+from lab_tools import free_port, required
 
 ROOT = pathlib.Path(os.environ.get("FW_SOURCE_DIR") or
                     pathlib.Path(__file__).resolve().parent.parent.parent)
@@ -84,17 +85,6 @@ ALERTS = [
     ({**C, "alertname": "FabricwatchPeerUnreachable", "peer": "10.0.0.18:19737",
       "peer_node": "n18"}, False),
 ]
-
-
-def required(need):
-    listed = os.environ.get("FW_REQUIRE", "").split(",")
-    return need in listed or "all" in listed
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def http(url, body=None):

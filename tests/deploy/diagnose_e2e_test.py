@@ -20,13 +20,14 @@ import json
 import os
 import pathlib
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import urllib.request
+
+from lab_tools import free_port, required
 
 ROOT = pathlib.Path(os.environ.get("FW_SOURCE_DIR") or
                     pathlib.Path(__file__).resolve().parent.parent.parent)
@@ -38,17 +39,6 @@ USER, PASSWORD = "ops", "prom-pass"
 # module makes a fresh one where it still exists (gone in 3.13), else this one.
 FIXED_HASH = "$2b$10$mo9wjeP1I78pTa.I2IS28uZIO6C1ihgihZ9s.gowxiUfUlRtSc/KC"
 DEADLINE = 60
-
-
-def required(need):
-    listed = os.environ.get("FW_REQUIRE", "").split(",")
-    return need in listed or "all" in listed
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Fleet:

@@ -70,7 +70,9 @@ class NcclPeerE2ETest : public ::testing::Test {
   std::string peerAddr(int h) const { return ip(h) + ":" + std::to_string(peer_port_.at(h)); }
 
   // Starts host h (node-h) with NCCL peer runs every other 500 ms round and `extra` config.
-  // With `alone`, it lists only itself: it probes nobody, and serves whoever asks.
+  // With `alone`, it lists only itself: it probes nobody, and serves whoever asks. Runs are not
+  // spaced apart (serve_min_interval 0): with the default, a node serves its peer once a minute,
+  // and the "declined" runs in between replace the one result a test waits for.
   void start(int h, const std::string& extra = "", const std::string& timeout = "20s",
              bool alone = false) {
     std::string cfg =
@@ -79,7 +81,7 @@ class NcclPeerE2ETest : public ::testing::Test {
                    "[probes.dns]\nenabled = false\n"
                    "[collect.sources.kernel]\nenabled = false\n"
                    "[probes.nccl]\nenabled = true\nlocal = false\ninterval = \"1s\"\ntimeout = \"" +
-                       timeout + "\"\nsizes = [\"1MiB\"]\n" + extra);
+                       timeout + "\"\nsizes = [\"1MiB\"]\nserve_min_interval = \"0s\"\n" + extra);
     std::vector<std::string> argv = {
         binaryPath(),
         "serve",

@@ -458,6 +458,14 @@ TEST_F(NcclKindTest, APeerThatVanishesMidRunEndsTheRunAtOnce) {
   auto t0 = Clock::now();
   std::thread round([&a = a] { a.prober->runRound(1); });
   ASSERT_TRUE(waitServing(b)) << core::toJson(b.prober->facts());
+  // b publishes "running" before its reply to the run request is written: stopping b then
+  // leaves a without a reply ("unreachable"). a polls b's status only once it has the reply, so
+  // two more frames on b's channel mean a follows the run.
+  const double frames = metric(b, "fabricwatch_peer_channel_frames_total", {});
+  auto followed = Clock::now() + 30s;
+  while (metric(b, "fabricwatch_peer_channel_frames_total", {}) < frames + 2 &&
+         Clock::now() < followed)
+    std::this_thread::sleep_for(10ms);
   b.prober->stop();  // its channel closes, its child is killed and reaped
   round.join();
   EXPECT_LT(Clock::now() - t0, 60s) << "the run ended long before its 120 s timeout";

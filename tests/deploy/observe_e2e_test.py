@@ -79,6 +79,8 @@ NOT_REPRODUCED = {
     "FabricwatchSwitchSuspect": "needs `leaf` topology labels and most nodes of one leaf "
                                 "suspect; the lab's nodes share no switch",
     "FabricwatchRailPlaneSuspect": "needs a rail that fails on most pairs while tcp works",
+    "FabricwatchRailSwitchSuspect": "needs `leaf` topology labels and one rail dark on most "
+                                    "nodes of one leaf",
     "FabricwatchSnapshotStale": "needs a wedged pipeline behind a live HTTP server",
     # A source fails only by a run that hangs past its timeout; since issue 13 nothing in a
     # host root can make one hang (a FIFO or other non-regular file is refused at open, a read
@@ -101,6 +103,12 @@ RECORDS_NOT_REPRODUCED = {
     "cluster_leaf:fabricwatch_localisation_nodes_suspect:count": "as FabricwatchSwitchSuspect",
     "cluster_leaf:fabricwatch_localisation_switch:suspect": "as FabricwatchSwitchSuspect",
     "cluster_rail:fabricwatch_localisation_rail_plane:suspect": "as FabricwatchRailPlaneSuspect",
+    "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect":
+        "as FabricwatchRailSwitchSuspect",
+    "cluster_leaf_rail:fabricwatch_localisation_rail_probers:count":
+        "as peer_node:fabricwatch_topology_leaf:info",
+    "cluster_leaf_rail:fabricwatch_localisation_rail_dark:count":
+        "as peer_node:fabricwatch_topology_leaf:info",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL

@@ -234,7 +234,7 @@ class RuleTimes:
         return statistics.median(xs), max(xs), len(xs)
 
 
-def report(base, fleet, nodes, times):
+def report(base, fleet, nodes, times, names):
     truth = fleet.truth()
     found = {}
     for level in LEVELS:
@@ -267,7 +267,6 @@ def report(base, fleet, nodes, times):
         if a["alertname"] not in causes:
             others[a["alertname"]] = others.get(a["alertname"], 0) + 1
     print(f"other alerts left: {others or 'none'}")
-    names = recorded_names()
     recorded = query(base, f'count({{__name__=~"{"|".join(re.escape(n) for n in names)}"}})')
     n_rec = float(recorded[0]["value"][1]) if recorded else 0
     print(f"localisation recorded series: {n_rec:.0f} ({n_rec / nodes:.1f} per node)")
@@ -299,6 +298,7 @@ def main():
     if not shutil.which("prometheus"):
         sys.exit("prometheus is not installed")
     tmp = tempfile.mkdtemp(prefix="fw-localisation-bench-")
+    names = recorded_names()    # what Prometheus loads, read now
     fleet = Fleet(args.nodes, args.rails, args.k, args.seed)
     exporter = Exporter(fleet, rounds_per_scrape=max(1, args.interval // 10))
     with exporter.cond:
@@ -321,7 +321,10 @@ def main():
     base = f"http://127.0.0.1:{port}"
     prom = subprocess.Popen(["prometheus", f"--config.file={cfg}",
                              f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"])
+                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn",
+                             # A rule's query is bounded by the query timeout (2 minutes by
+                             # default): a slow cycle must be measured, not cut short.
+                             "--query.timeout=1h"])
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -350,7 +353,7 @@ def main():
         print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
               + f" on {os.cpu_count()} cores", flush=True)
         if not args.without_localisation:
-            report(base, fleet, args.nodes, times)
+            report(base, fleet, args.nodes, times, names)
     finally:
         prom.terminate()
         prom.wait()

@@ -53,8 +53,8 @@ class Fleet:
       - cut_off: 0.5% cut off (they reach no peer, no peer reaches them; they export);
       - rail: 1% with one rail down (every probe over it fails, both ways);
       - slow: 0.5% with one rail slow (200 us one way against 10 us);
-      - pair: as many broken single paths (one direction, tcp) as nodes down, between healthy
-        nodes;
+      - pair: twice as many broken single paths (one direction, tcp) as nodes down, between
+        healthy nodes;
       - plane: one rail failing on 90% of all pairs (no node fault is on that rail).
     Everything else fails 1% of the time at random, and latency jitters by -30% to +60% with
     1% of samples tenfold (as the promtool noise case)."""
@@ -166,6 +166,21 @@ class Fleet:
                     add(f'fabricwatch_probe_fabric_peer_rail_latency_seconds{{{t},'
                         f'{self.peer[b]},rail="{r}"}} {lat:.4g}{ts}')
         return "\n".join(out) + "\n"
+
+    def keys(self):
+        """The identities of the pair series exposition() would serve now."""
+        out = set()
+        for a in range(self.n):
+            if self.gone(a):
+                continue
+            pairs = dict(self.prev[a])
+            pairs.update(self.cur[a])
+            out.update(("tcp", a, b) for b in pairs)
+            for (b, r), lat in self.rail_cur[a].items():
+                out.add(("rail", a, b, r))
+                if lat is not None:
+                    out.add(("latency", a, b, r))
+        return out
 
     def truth(self):
         """Per level, the keys of the planted faults, as the rules' series name them."""

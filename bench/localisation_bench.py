@@ -1,30 +1,51 @@
 #!/usr/bin/env python3
 """Fleet localisation (docs/fleet.md) on a synthetic fleet, evaluated by Prometheus itself.
 
-    bench/localisation_bench.py [--nodes 1000] [--rails 8] [--k 8] [--seed 21] [--keep]
+    bench/localisation_bench.py [--nodes 1000] [--rails 8] [--k 8] [--seed 21]
+                                [--interval 30] [--wait 450] [--keep] [--churn SCRAPES]
 
-Simulates the probe rounds of N daemons (the mesh's ring selection of probes/mesh/selection.cc
-over a seeded ring order, k peers a round, the peers that failed last round probed again) and
+Simulates the probe rounds of N daemons on a leaf/spine fabric (bench/localisation_fleet.py:
+the mesh's ring selection, k peers a round, failing peers probed again, 32 nodes per leaf) and
 serves what they would export, as one scrape target whose series carry each daemon's target
 labels (honor_labels): the tcp kind's pairs of the last two rounds, the fabric kind's pairs of
-the latest round on every rail (at most k peers, failing ones first) and
-fabricwatch_peer_self_info. Three rounds pass per scrape (10 s rounds, 30 s scrapes). Faults
-are planted at every level on disjoint nodes (nodes down, cut off, one rail of a node, single
-broken paths) and 1% of all other probes fail at random. A real Prometheus scrapes it every
-30 s and evaluates the shipped rules every 30 s; once the alerts' `for:` (5 minutes) has run
-out, the bench prints, per level, precision and recall of the suspect records and of the
-firing alerts against the planted faults, the localisation's recorded series per node and
-each rule group's evaluation time.
+the latest round on every rail (at most k peers, failing ones first) with their latency,
+fabricwatch_peer_self_info and fabricwatch_topology_info{leaf}. interval / 10 s rounds pass per
+scrape (10 s rounds). Faults are planted at every level the rules have, on disjoint nodes and
+rails (localisation_fleet.Fleet), plus 1% random probe failures and latency jitter; the
+leaves go down after two scrapes, so that the rules have seen their nodes' `leaf`. A real
+Prometheus scrapes it every interval and evaluates the shipped rules as often; after --wait
+seconds the bench prints, per level, precision and recall of the suspect records and of the
+firing alerts against the planted faults, after the shipped Alertmanager inhibitions
+(deploy/alertmanager/alertmanager.yml's inhibit_rules, applied here to the firing alerts: what
+the rules and the inhibitions together leave for a person), the alerts left that are not a
+cause's, the localisation's recorded series per node, and each rule group's evaluation time
+(/api/v1/rules' evaluationTime, every evaluation during the wait: median and max), the slowest
+rules and the CPU seconds Prometheus used per cycle.
 
-Needs prometheus (Debian's prometheus package). Takes about 7 minutes.
+Why live scraping rather than backfilling (`promtool tsdb create-blocks-from openmetrics`):
+the alerts' `for:` and ALERTS exist only where Prometheus's rule manager evaluates the rules
+over wall-clock time, and `create-blocks-from rules` evaluates recording rules only, one range
+query per rule, which measures neither alerts nor one evaluation cycle. A Prometheus started on
+backfilled blocks evaluates its rules at the present, so the blocks would have to end in the
+future, where the head (without an out-of-order window) refuses the rules' own samples. Live,
+1,000 nodes fit this 2-core, 24 GiB machine; 10,000 nodes (1.36 million series, 224 MB a
+scrape, simulated and rendered in about 5 s in the background between scrapes) do not: the
+pair series rotate with the ring selection, nearly all of a scrape's series are new in the
+next, and Prometheus's head reached the machine's memory after about 8 minutes (docs/fleet.md,
+"At scale"). Backfilled blocks would hold the same churned series; not tried. Rule groups
+whose evaluation outlasts the interval skip iterations, which lengthens the wait.
+
+Needs prometheus (Debian's prometheus package) and python3-yaml. 1,000 nodes: --wait 450 for
+the 5-minute alerts, --wait 1050 for FabricwatchNodeRailSlow's 15 minutes.
 """
 import argparse
 import http.server
 import json
 import os
-import random
+import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,138 +54,52 @@ import time
 import urllib.parse
 import urllib.request
 
+import yaml
+
+from localisation_fleet import LEVELS, Fleet, leaf, name
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 RULES = [os.path.join(ROOT, "deploy/prometheus", f)
          for f in ("recording.yml", "alerts.yml", "localisation.yml")]
-LEVELS = ("node", "cut_off", "rail", "pair")
+ALERTMANAGER = os.path.join(ROOT, "deploy/alertmanager/alertmanager.yml")
 ALERT_OF = {"node": "FabricwatchNodeUnreachable", "cut_off": "FabricwatchNodeCutOff",
-            "rail": "FabricwatchNodeRailUnreachable", "pair": "FabricwatchPairUnreachable"}
-
-
-def targets(pos, n, rnd, k):
-    """probes/mesh/selection.cc, SelectionRing::targets."""
-    others = n - 1
-    m = 1 << (others - 1).bit_length() if others > 1 else 1
-    base = ((rnd % m) * (k % m)) % m
-    out = []
-    for j in range(min(k, others)):
-        raw = (base + j) % m
-        offset = 1 + (raw if raw < others else raw - m // 2)
-        t = (pos + offset) % n
-        if t not in out:
-            out.append(t)
-    return out
-
-
-class Fleet:
-    """N daemons' probe results, round by round: the ring selection of each round, and the
-    peers that failed in the previous round probed again (up to k more), as PeerProber does."""
-
-    def __init__(self, n, rails, k, seed):
-        self.n, self.rails, self.k = n, rails, k
-        self.rng = random.Random(seed)
-        self.order = list(range(n))
-        self.rng.shuffle(self.order)     # ring order, as the hashes would give
-        self.round = 1_000_003
-        self.prev = {a: {} for a in range(n)}    # prober -> {peer: up} of the previous round
-        self.cur = {a: {} for a in range(n)}
-        self.rail_cur = {a: {} for a in range(n)}  # prober -> {(peer, rail): up}, latest run
-        # Faults on disjoint nodes.
-        nodes = list(range(n))
-        self.rng.shuffle(nodes)
-        per = max(1, n // 200)
-        self.down = set(nodes[:per])
-        self.cut = set(nodes[per:2 * per])
-        self.rail_bad = {(x, self.rng.randrange(rails)) for x in nodes[2 * per:4 * per]}
-        faulted = set(nodes[:4 * per])
-        # Pairs that the ring selects in every round (offset 1 of each round's offsets is
-        # not fixed, so draw among all ordered pairs of healthy nodes: a broken path between
-        # two nodes stays broken whoever's turn it is to probe it).
-        healthy = [x for x in range(n) if x not in faulted]
-        self.pair_bad = set()
-        while len(self.pair_bad) < 2 * per:
-            a, b = self.rng.sample(healthy, 2)
-            self.pair_bad.add((a, b))
-
-    def tcp_up(self, a, b):
-        if b in self.down or a in self.cut or b in self.cut or (a, b) in self.pair_bad:
-            return 0
-        return 0 if self.rng.random() < 0.01 else 1
-
-    def rail_up(self, a, b, r):
-        if b in self.down or a in self.cut or b in self.cut:
-            return 0
-        if (a, r) in self.rail_bad or (b, r) in self.rail_bad:
-            return 0
-        return 0 if self.rng.random() < 0.01 else 1
-
-    def step(self):
-        self.round += 1
-        nxt = {}
-        for pos in range(self.n):
-            a = self.order[pos]
-            peers = [self.order[t] for t in targets(pos, self.n, self.round, self.k)]
-            again = [b for b, up in self.cur[a].items() if not up and b not in peers]
-            peers += again[:self.k]
-            nxt[a] = {b: self.tcp_up(a, b) for b in peers}
-            rails = {(b, r): self.rail_up(a, b, r) for b in peers for r in range(self.rails)}
-            failing = [b for b in peers if any(not rails[(b, r)] for r in range(self.rails))]
-            kept = (failing + [b for b in peers if b not in failing])[:self.k]
-            self.rail_cur[a] = {(b, r): rails[(b, r)] for b in kept for r in range(self.rails)}
-        self.prev, self.cur = self.cur, nxt
-
-    def exposition(self):
-        """What N daemons serve, as one text (honor_labels keeps their target labels)."""
-        out = ["# TYPE fabricwatch_peer_self_info gauge",
-               "# TYPE fabricwatch_probe_tcp_peer_up gauge",
-               "# TYPE fabricwatch_probe_fabric_peer_rail_up gauge"]
-        for a in range(self.n):
-            if a in self.down:
-                continue
-            t = f'cluster="bench",job="fabricwatch",instance="{inst(a)}"'
-            out.append(f'fabricwatch_peer_self_info{{{t},peer_node="{name(a)}"}} 1')
-            pairs = dict(self.prev[a])
-            pairs.update(self.cur[a])
-            for b, up in pairs.items():
-                out.append(f'fabricwatch_probe_tcp_peer_up{{{t},peer="{addr(b)}",'
-                           f'peer_node="{name(b)}"}} {up}')
-            for (b, r), up in self.rail_cur[a].items():
-                out.append(f'fabricwatch_probe_fabric_peer_rail_up{{{t},peer="{addr(b)}",'
-                           f'peer_node="{name(b)}",rail="{r}"}} {up}')
-        return ("\n".join(out) + "\n").encode()
-
-
-def name(x):
-    return f"node-{x:05d}"
-
-
-def inst(x):
-    return f"{name(x)}:19736"
-
-
-def addr(x):
-    return f"10.{x >> 16 & 255}.{x >> 8 & 255}.{x & 255}:19737"
+            "rail": "FabricwatchNodeRailUnreachable", "pair": "FabricwatchPairUnreachable",
+            "slow": "FabricwatchNodeRailSlow", "switch": "FabricwatchSwitchSuspect",
+            "plane": "FabricwatchRailPlaneSuspect"}
+RECORD_OF = {
+    "node": ("peer_node:fabricwatch_localisation_unreachable:suspect",
+             lambda m: m["peer_node"]),
+    "cut_off": ("instance:fabricwatch_localisation_cut_off:suspect", lambda m: m["instance"]),
+    "rail": ("peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect",
+             lambda m: (m["peer_node"], m["rail"])),
+    "pair": ("instance_peer:fabricwatch_localisation_pair_unreachable:suspect",
+             lambda m: (m["instance"], m["peer_node"])),
+    "slow": ("peer_node_rail:fabricwatch_localisation_rail_slow:suspect",
+             lambda m: (m["peer_node"], m["rail"])),
+    "switch": ("cluster_leaf:fabricwatch_localisation_switch:suspect", lambda m: m["leaf"]),
+    "plane": ("cluster_rail:fabricwatch_localisation_rail_plane:suspect", lambda m: m["rail"])}
 
 
 class Exporter(threading.Thread):
-    """Serves the fleet on /metrics; each scrape runs the rounds since the last one (a 10 s
-    probe interval, a 30 s scrape interval: three rounds)."""
+    """Serves the fleet on /metrics. The next scrape's text is made in the background as soon
+    as a scrape is served (its rounds, then its rendering), so a scrape of 10,000 nodes is not
+    held up by Python; the leaves fail from the third scrape on."""
 
     def __init__(self, fleet, rounds_per_scrape):
         super().__init__(daemon=True)
         self.fleet, self.rounds = fleet, rounds_per_scrape
-        self.scrapes, self.bytes, self.lock = 0, 0, threading.Lock()
+        self.scrapes, self.size, self.render_s = 0, 0, 0.0
+        self.body, self.cond = None, threading.Condition()
         exporter = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
-                with exporter.lock:
-                    for _ in range(exporter.rounds):
-                        exporter.fleet.step()
-                    body = exporter.fleet.exposition()
+                with exporter.cond:
+                    exporter.cond.wait_for(lambda: exporter.body is not None)
+                    body, exporter.body = exporter.body, None
                     exporter.scrapes += 1
-                    exporter.bytes = len(body)
+                    exporter.cond.notify_all()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/plain; version=0.0.4")
                 self.send_header("Content-Length", str(len(body)))
@@ -176,6 +111,21 @@ class Exporter(threading.Thread):
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
+        threading.Thread(target=self.produce, daemon=True).start()
+
+    def produce(self):
+        while True:
+            t = time.monotonic()
+            if self.scrapes >= 2:
+                self.fleet.leaves_fail()
+            for _ in range(self.rounds):
+                self.fleet.step()
+            body = self.fleet.exposition().encode()
+            with self.cond:
+                self.render_s, self.size = time.monotonic() - t, len(body)
+                self.body = body
+                self.cond.notify_all()
+                self.cond.wait_for(lambda: self.body is None)
 
     def run(self):
         self.server.serve_forever()
@@ -189,7 +139,7 @@ def free_port():
 
 def api(base, path, **params):
     url = f"{base}{path}?{urllib.parse.urlencode(params)}"
-    with urllib.request.urlopen(url, timeout=60) as r:
+    with urllib.request.urlopen(url, timeout=120) as r:
         doc = json.load(r)
     if doc.get("status") != "success":
         raise RuntimeError(f"{url}: {doc}")
@@ -201,8 +151,7 @@ def query(base, q):
 
 
 def cpu_seconds(pid):
-    """User and system time of a process, from /proc (less bent by a loaded machine than the
-    wall time Prometheus reports per rule group)."""
+    """User and system time of a process, from /proc."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
@@ -215,35 +164,170 @@ def score(found, truth):
     return p, r, len(found), len(truth)
 
 
+def matcher(text):
+    m = re.fullmatch(r'\s*(\w+)\s*(=~|!~|!=|=)\s*"(.*)"\s*', text)
+    if not m:
+        raise ValueError(f"{ALERTMANAGER}: matcher {text!r} not understood")
+    label, op, value = m.groups()
+    if op in ("=~", "!~"):
+        rx = re.compile(value)
+        return lambda a: bool(rx.fullmatch(a.get(label, ""))) == (op == "=~")
+    return lambda a: (a.get(label, "") == value) == (op == "=")
+
+
+def inhibit(alerts):
+    """The firing alerts that the shipped inhibit_rules leave (Alertmanager's semantics: a
+    firing source inhibits a target with the same values of `equal`, an absent label equal to
+    itself, and an alert matching both sides of a rule does not inhibit itself)."""
+    with open(ALERTMANAGER) as f:
+        rules = yaml.safe_load(f)["inhibit_rules"]
+    left = []
+    for t in alerts:
+        muted = False
+        for rule in rules:
+            src = [matcher(m) for m in rule["source_matchers"]]
+            tgt = [matcher(m) for m in rule["target_matchers"]]
+            if not all(m(t) for m in tgt):
+                continue
+            eq = rule.get("equal", [])
+            for s in alerts:
+                if s is t or not all(m(s) for m in src):
+                    continue
+                if all(m(t) for m in src) and all(m(s) for m in tgt):
+                    continue
+                if all(s.get(label, "") == t.get(label, "") for label in eq):
+                    muted = True
+                    break
+            if muted:
+                break
+        if not muted:
+            left.append(t)
+    return left
+
+
+def recorded_names():
+    with open(RULES[2]) as f:
+        doc = yaml.safe_load(f)
+    return [r["record"] for g in doc["groups"] for r in g["rules"] if "record" in r]
+
+
+class RuleTimes:
+    """Every evaluation of every rule group, from /api/v1/rules, polled during the wait."""
+
+    def __init__(self):
+        self.groups = {}    # name -> {lastEvaluation: evaluationTime}
+        self.rules = {}     # (group, rule) -> {lastEvaluation: evaluationTime}
+
+    def poll(self, base):
+        for g in api(base, "/api/v1/rules")["groups"]:
+            if g["lastEvaluation"].startswith("0001"):
+                continue
+            self.groups.setdefault(g["name"], {})[g["lastEvaluation"]] = g["evaluationTime"]
+            for r in g["rules"]:
+                self.rules.setdefault((g["name"], r["name"]), {})[r["lastEvaluation"]] = \
+                    r["evaluationTime"]
+
+    @staticmethod
+    def stats(evals):
+        # The first evaluations see an empty or half-filled TSDB: leave them out where there
+        # are enough.
+        xs = [v for _, v in sorted(evals.items())]
+        xs = xs[2:] if len(xs) > 4 else xs
+        return statistics.median(xs), max(xs), len(xs)
+
+
+def report(base, fleet, nodes, times, names):
+    truth = fleet.truth()
+    found = {}
+    for level in LEVELS:
+        rec, key = RECORD_OF[level]
+        found[level] = {key(s["metric"]) for s in query(base, rec)}
+    # What a switch or a rail plane explains is not left for a person on its own: drop the
+    # node-level suspects below a suspect leaf and the rail suspects on a suspect plane (the
+    # records' counterpart of the inhibitions).
+    leaf_of = {name(x): leaf(x) for x in range(nodes)}
+    inst_leaf = {f"{name(x)}:19736": leaf(x) for x in range(nodes)}
+    sw, pl = found["switch"], found["plane"]
+    found["node"] = {x for x in found["node"] if leaf_of.get(x) not in sw}
+    found["cut_off"] = {x for x in found["cut_off"] if inst_leaf.get(x) not in sw}
+    for level in ("rail", "slow"):
+        found[level] = {x for x in found[level] if leaf_of.get(x[0]) not in sw and x[1] not in pl}
+    firing = [s["metric"] for s in query(base, 'ALERTS{alertstate="firing"}')]
+    left = inhibit(firing)
+    print(f"alerts firing: {len(firing)}; left after the inhibitions: {len(left)}")
+    print(f"{'level':8}  {'suspects now: precision recall (found/planted)':48}  "
+          "alerts left: precision recall (found/planted)")
+    for level in LEVELS:
+        key = RECORD_OF[level][1]
+        got = {key(a) for a in left if a["alertname"] == ALERT_OF[level]}
+        p1, r1, f1, t1 = score(found[level], truth[level])
+        p2, r2, f2, t2 = score(got, truth[level])
+        print(f"{level:8}  {f'{p1:.3f} {r1:.3f} ({f1}/{t1})':48}  {p2:.3f} {r2:.3f} ({f2}/{t2})")
+    causes = set(ALERT_OF.values())
+    others = {}
+    for a in left:
+        if a["alertname"] not in causes:
+            others[a["alertname"]] = others.get(a["alertname"], 0) + 1
+    print(f"other alerts left: {others or 'none'}")
+    recorded = query(base, f'count({{__name__=~"{"|".join(re.escape(n) for n in names)}"}})')
+    n_rec = float(recorded[0]["value"][1]) if recorded else 0
+    print(f"localisation recorded series: {n_rec:.0f} ({n_rec / nodes:.1f} per node)")
+    total = 0.0
+    for g, evals in sorted(times.groups.items()):
+        med, mx, cnt = RuleTimes.stats(evals)
+        if g.startswith("fabricwatch-localisation"):
+            total += med
+        print(f"group {g}: evaluation median {med:.3f}s, max {mx:.3f}s ({cnt} evaluations)")
+    print(f"localisation groups, one cycle (sum of medians): {total:.3f}s")
+    slow = sorted(((RuleTimes.stats(e)[0], r) for (g, r), e in times.rules.items()
+                   if g == "fabricwatch-localisation"), reverse=True)
+    for med, r in slow[:10]:
+        print(f"  {med:.3f}s {r}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--nodes", type=int, default=1000)
     ap.add_argument("--rails", type=int, default=8)
     ap.add_argument("--k", type=int, default=8)
     ap.add_argument("--seed", type=int, default=21)
-    ap.add_argument("--wait", type=float, default=390, help="seconds of rule evaluation")
+    ap.add_argument("--interval", type=int, default=30, help="scrape and evaluation, seconds")
+    ap.add_argument("--wait", type=float, default=450, help="seconds of rule evaluation")
     ap.add_argument("--keep", action="store_true")
     ap.add_argument("--without-localisation", action="store_true",
                     help="load recording.yml and alerts.yml only: the baseline for CPU time")
+    ap.add_argument("--churn", type=int, metavar="SCRAPES",
+                    help="no Prometheus: count the distinct pair series over SCRAPES scrapes")
     args = ap.parse_args()
+    if args.churn:
+        fleet = Fleet(args.nodes, args.rails, args.k, args.seed)
+        seen = set()
+        for s in range(1, args.churn + 1):
+            for _ in range(max(1, args.interval // 10)):
+                fleet.step()
+            now = fleet.keys()
+            seen |= now
+            print(f"scrape {s} ({s * args.interval} s): {len(now)} pair series, "
+                  f"{len(seen)} distinct so far")
+        return 0
     if not shutil.which("prometheus"):
         sys.exit("prometheus is not installed")
     tmp = tempfile.mkdtemp(prefix="fw-localisation-bench-")
-    t0 = time.monotonic()
+    names = recorded_names()    # what Prometheus loads, read now
     fleet = Fleet(args.nodes, args.rails, args.k, args.seed)
-    exporter = Exporter(fleet, rounds_per_scrape=3)
-    fleet.step()
-    body = fleet.exposition()
-    series = body.count(b"\n") - 3
+    exporter = Exporter(fleet, rounds_per_scrape=max(1, args.interval // 10))
+    with exporter.cond:
+        exporter.cond.wait_for(lambda: exporter.body is not None)
+    series = exporter.body.count(b"\n") - 5
     print(f"fleet: {args.nodes} nodes, k = {args.k}, {args.rails} rails: {series} series "
-          f"({series / args.nodes:.1f} per node, {len(body) / 1e6:.1f} MB a scrape); planted "
-          f"{len(fleet.down)} down, {len(fleet.cut)} cut off, {len(fleet.rail_bad)} rails, "
-          f"{len(fleet.pair_bad)} pairs; 1% of other probes fail")
+          f"({series / args.nodes:.1f} per node, {exporter.size / 1e6:.1f} MB a scrape, "
+          f"{exporter.render_s:.1f}s to simulate and render); {fleet.summary()}", flush=True)
     exporter.start()
     cfg = os.path.join(tmp, "prometheus.yml")
+    iv = f"{args.interval}s"
     with open(cfg, "w") as f:
-        json.dump({"global": {"scrape_interval": "30s", "scrape_timeout": "25s",
-                              "evaluation_interval": "30s"},
+        json.dump({"global": {"scrape_interval": iv, "scrape_timeout": f"{args.interval - 5}s",
+                              "evaluation_interval": iv},
                    "rule_files": RULES[:2] if args.without_localisation else RULES,
                    "scrape_configs": [{"job_name": "fleet", "honor_labels": True,
                                        "static_configs": [{"targets": [
@@ -252,7 +336,10 @@ def main():
     base = f"http://127.0.0.1:{port}"
     prom = subprocess.Popen(["prometheus", f"--config.file={cfg}",
                              f"--storage.tsdb.path={os.path.join(tmp, 'data')}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn"])
+                             f"--web.listen-address=127.0.0.1:{port}", "--log.level=warn",
+                             # A rule's query is bounded by the query timeout (2 minutes by
+                             # default): a slow cycle must be measured, not cut short.
+                             "--query.timeout=1h"])
     try:
         deadline = time.monotonic() + 120
         while True:
@@ -267,51 +354,21 @@ def main():
             time.sleep(1)
         began = time.monotonic()
         cpu0 = cpu_seconds(prom.pid)
-        print(f"Prometheus up; scraping and evaluating every 30 s for {args.wait:.0f}s")
-        time.sleep(args.wait)
-        truth = {"node": {name(x) for x in fleet.down},
-                 "cut_off": {inst(x) for x in fleet.cut},
-                 "rail": {(name(x), str(r)) for x, r in fleet.rail_bad},
-                 "pair": {(inst(a), name(b)) for a, b in fleet.pair_bad}}
-        records = {
-            "node": ("peer_node:fabricwatch_localisation_unreachable:suspect",
-                     lambda m: m["peer_node"]),
-            "cut_off": ("instance:fabricwatch_localisation_cut_off:suspect",
-                        lambda m: m["instance"]),
-            "rail": ("peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect",
-                     lambda m: (m["peer_node"], m["rail"])),
-            "pair": ("instance_peer:fabricwatch_localisation_pair_unreachable:suspect",
-                     lambda m: (m["instance"], m["peer_node"]))}
+        print(f"Prometheus up; scraping and evaluating every {iv} for {args.wait:.0f}s",
+              flush=True)
+        times = RuleTimes()
+        while time.monotonic() - began < args.wait:
+            time.sleep(min(10, max(0, args.wait - (time.monotonic() - began))))
+            times.poll(base)
         cpu = cpu_seconds(prom.pid) - cpu0
         elapsed = time.monotonic() - began
-        print(f"after {elapsed:.0f}s, {exporter.scrapes} scrapes: Prometheus used {cpu:.1f} CPU "
-              f"seconds ({cpu / (elapsed / 30):.2f} per 30 s scrape and evaluation cycle)")
-        if args.without_localisation:
-            return 0
-        print("level     suspects now: precision recall (found/planted)   "
-              "alerts firing: precision recall (found/planted)")
-        for level in LEVELS:
-            rec, key = records[level]
-            now_found = {key(s["metric"]) for s in query(base, rec)}
-            firing = {key(s["metric"]) for s in query(
-                base, f'ALERTS{{alertname="{ALERT_OF[level]}",alertstate="firing"}}')}
-            p1, r1, f1, t1 = score(now_found, truth[level])
-            p2, r2, f2, t2 = score(firing, truth[level])
-            print(f"{level:8}  {p1:.3f} {r1:.3f} ({f1}/{t1})"
-                  f"{'':22}{p2:.3f} {r2:.3f} ({f2}/{t2})")
-        recorded = query(base, 'count({__name__=~"[a-z_]+:fabricwatch_(probe_tcp_peers|'
-                               'probe_tcp_probers|probe_fabric_peer_rails|localisation)[a-z_]*:'
-                               '[a-z]+"})')
-        n_rec = float(recorded[0]["value"][1]) if recorded else 0
-        print(f"localisation series: {n_rec:.0f} ({n_rec / args.nodes:.1f} per node)")
+        print(f"after {elapsed:.0f}s, {exporter.scrapes} scrapes (last rendered in "
+              f"{exporter.render_s:.1f}s): Prometheus used {cpu:.1f} CPU seconds "
+              f"({cpu / (elapsed / args.interval):.2f} per {iv} scrape and evaluation cycle)")
         print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg())
-              + f" on {os.cpu_count()} cores")
-        for g in api(base, "/api/v1/rules")["groups"]:
-            if not g["name"].startswith("fabricwatch-localisation"):
-                continue
-            print(f"group {g['name']}: last evaluation {g['evaluationTime']:.3f}s")
-            for r in sorted(g["rules"], key=lambda r: -r["evaluationTime"])[:6]:
-                print(f"  {r['evaluationTime']:.3f}s {r['name']}")
+              + f" on {os.cpu_count()} cores", flush=True)
+        if not args.without_localisation:
+            report(base, fleet, args.nodes, times, names)
     finally:
         prom.terminate()
         prom.wait()
@@ -320,7 +377,7 @@ def main():
         else:
             shutil.rmtree(tmp, ignore_errors=True)
     print(f"command: bench/localisation_bench.py --nodes {args.nodes} --rails {args.rails} "
-          f"--k {args.k} --seed {args.seed}")
+          f"--k {args.k} --seed {args.seed} --interval {args.interval} --wait {args.wait:.0f}")
     return 0
 
 

@@ -12,7 +12,8 @@ namespace {
 
 constexpr const char* kRuleGroup = "fabricwatch-localisation";
 constexpr const char* kAlerts =
-    "FabricwatchSwitchSuspect|FabricwatchRailPlaneSuspect|FabricwatchNodeCutOff|"
+    "FabricwatchSwitchSuspect|FabricwatchRailSwitchSuspect|FabricwatchRailPlaneSuspect|"
+    "FabricwatchNodeCutOff|"
     "FabricwatchNodeUnreachable|FabricwatchNodeRailUnreachable|FabricwatchNodeRailSlow|"
     "FabricwatchPairUnreachable";
 
@@ -30,6 +31,9 @@ constexpr Level kLevels[] = {
     {"switch", "cluster_leaf:fabricwatch_localisation_switch:suspect",
      "cluster_leaf:fabricwatch_topology_nodes:count", "cluster, leaf", "FabricwatchSwitchSuspect",
      "critical"},
+    {"rail_switch", "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect",
+     "cluster_leaf_rail:fabricwatch_localisation_rail_probers:count", "cluster, leaf, rail",
+     "FabricwatchRailSwitchSuspect", "critical"},
     {"rail_plane", "cluster_rail:fabricwatch_localisation_rail_plane:suspect", nullptr,
      "cluster, rail", "FabricwatchRailPlaneSuspect", "critical"},
     {"node_cut_off", "instance:fabricwatch_localisation_cut_off:suspect",
@@ -110,6 +114,12 @@ void word(Suspect& s) {
     s.advice = "the leaf switch " + s.leaf +
                " itself: its power, its uplinks to the spine, its configuration; the node "
                "alerts below it are its symptoms";
+  } else if (s.level == "rail_switch") {
+    s.summary = "rail " + s.rail + " reaches no peer on " + of + " nodes below leaf " + s.leaf +
+                " that measure it, and works elsewhere";
+    s.advice = "the switch of rail " + s.rail + " for leaf " + s.leaf +
+               " (in a rail-optimised fabric, the rail's own leaf switch): its power, its "
+               "uplinks, its ports to these nodes; the nodes' rail alerts are its symptoms";
   } else if (s.level == "rail_plane") {
     s.summary = "rail " + s.rail + " fails on " + count(std::round(s.failing * 100)) +
                 "% of the cluster's measured pairs";
@@ -217,8 +227,8 @@ std::vector<Suspect> suspectsFrom(
   std::stable_sort(out.begin(), out.end(), [](const Suspect& a, const Suspect& b) {
     if ((a.severity == "critical") != (b.severity == "critical")) return a.severity == "critical";
     if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return std::tie(a.cluster, a.node, a.instance, a.rail, a.peer) <
-           std::tie(b.cluster, b.node, b.instance, b.rail, b.peer);
+    return std::tie(a.cluster, a.leaf, a.node, a.instance, a.rail, a.peer) <
+           std::tie(b.cluster, b.leaf, b.node, b.instance, b.rail, b.peer);
   });
   return out;
 }
@@ -271,6 +281,8 @@ std::string renderText(const Diagnosis& d) {
       o << s.instance << " -> " << (s.node.empty() ? s.peer : s.node);
     else if (s.level == "switch")
       o << "leaf " << s.leaf;
+    else if (s.level == "rail_switch")
+      o << "leaf " << s.leaf << " rail " << s.rail;
     else if (s.level == "rail_plane")
       o << "rail " << s.rail;
     else

@@ -16,6 +16,7 @@ PAIR = "instance_peer:fabricwatch_localisation_pair_unreachable:suspect"
 RAIL_SLOW = "peer_node_rail:fabricwatch_localisation_rail_slow:suspect"
 SWITCH = "cluster_leaf:fabricwatch_localisation_switch:suspect"
 PLANE = "cluster_rail:fabricwatch_localisation_rail_plane:suspect"
+RAIL_SWITCH = "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect"
 NODE = 'cluster=~"$cluster", peer_node="$node"'
 
 NODE_VAR = query_var("node", "Node (suspect or not)",
@@ -33,6 +34,7 @@ def level(expr, name):
 def fleet_fabric():
     suspects = " or ".join([
         level(f"{SWITCH}{{{C}}}", "switch"),
+        level(f"{RAIL_SWITCH}{{{C}}}", "rail switch of a leaf"),
         level(f"{PLANE}{{{C}}}", "rail plane"),
         level(f"{CUT_OFF}{{{C}}} {IN_GROUP}", "node cut off"),
         level(f"{UNREACHABLE}{{{C}}} {NODE_GROUP}", "node unreachable"),
@@ -52,6 +54,9 @@ def fleet_fabric():
             stat("Switches", f"count({SWITCH}{{{C}}}) or vector(0)",
                  "Leaf switches most of whose nodes are suspect at once (the `leaf` topology "
                  "label; all groups).", bad_at=1),
+            stat("Rail switches", f"count({RAIL_SWITCH}{{{C}}}) or vector(0)",
+                 "A leaf's switch for one rail: the rail reaches nothing on most of the leaf's "
+                 "nodes and works on other leaves (all groups).", bad_at=1),
             stat("Rail planes", f"count({PLANE}{{{C}}}) or vector(0)",
                  "Rails that fail on most of the cluster's pairs while tcp works (all groups).",
                  bad_at=1),

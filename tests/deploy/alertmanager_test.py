@@ -79,6 +79,17 @@ ALERTS = [
     ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n24", "rail": "5"},
      True),
     ({**C, "alertname": "FabricwatchNodeRailSlow", "peer_node": "n24", "rail": "6"}, False),
+    # leaf-5's rail-2 switch: rail 2 alerts below leaf-5 go; rail 3 below it, and rail 2 below
+    # leaf-6, stay.
+    ({**C, "alertname": "FabricwatchRailSwitchSuspect", "leaf": "leaf-5", "rail": "2"}, False),
+    ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n30", "leaf": "leaf-5",
+      "rail": "2"}, True),
+    ({**C, "alertname": "FabricwatchNodeRailSlow", "peer_node": "n31", "leaf": "leaf-5",
+      "rail": "2"}, True),
+    ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n31", "leaf": "leaf-5",
+      "rail": "3"}, False),
+    ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n32", "leaf": "leaf-6",
+      "rail": "2"}, False),
     # A rail cause silences nothing of its own node's other rails or its tcp symptoms.
     ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n18", "rail": "3"},
      False),

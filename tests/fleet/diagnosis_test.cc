@@ -124,6 +124,44 @@ TEST(DiagnosisTest, ASwitchAndARailPlaneComeFirst) {
   EXPECT_EQ(nlohmann::json::parse(renderJson(d))["suspects"][0]["leaf"], "leaf-1");
 }
 
+TEST(DiagnosisTest, ARailSwitchNamesItsLeafAndRailAfterTheLeafSwitch) {
+  Answers a = fleetAnswers();
+  a.push_back({"rail_switch",
+               {sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "3"}}, 5),
+                sample({{"cluster", "c"}, {"leaf", "leaf-1"}, {"rail", "3"}}, 4)}});
+  a.push_back({"rail_switch:whole",
+               {sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "3"}}, 6),
+                sample({{"cluster", "c"}, {"leaf", "leaf-1"}, {"rail", "2"}}, 6)}});
+  a.push_back({"switch", {sample({{"cluster", "c"}, {"leaf", "leaf-9"}}, 5)}});
+  a.push_back({"alerts",
+               {sample({{"alertname", "FabricwatchRailSwitchSuspect"},
+                        {"alertstate", "firing"},
+                        {"cluster", "c"},
+                        {"leaf", "leaf-2"},
+                        {"rail", "3"}},
+                       1)}});
+  auto s = suspectsFrom(a);
+  ASSERT_GE(s.size(), 3u);
+  EXPECT_EQ(s[0].level, "switch");
+  EXPECT_EQ(s[1].level, "rail_switch");
+  EXPECT_EQ(s[2].level, "rail_switch");
+  // The evidence's whole and the alert match on leaf and rail, not on the leaf alone.
+  const Suspect& two = s[1].leaf == "leaf-2" ? s[1] : s[2];
+  const Suspect& one = s[1].leaf == "leaf-2" ? s[2] : s[1];
+  EXPECT_EQ(two.summary,
+            "rail 3 reaches no peer on 5 of 6 nodes below leaf leaf-2 that measure it, and works "
+            "elsewhere");
+  EXPECT_EQ(two.alert_state, "firing");
+  EXPECT_FALSE(one.witnesses) << "leaf-1's whole is for rail 2";
+  EXPECT_EQ(one.alert_state, "");
+  Diagnosis d;
+  d.nodes = 12;
+  d.suspects = s;
+  EXPECT_NE(renderText(d).find("critical  rail_switch  leaf leaf-2 rail 3  (cluster c)"),
+            std::string::npos)
+      << renderText(d);
+}
+
 TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {
   auto q = diagnosisQueries("a\"b\\c");
   ASSERT_FALSE(q.empty());

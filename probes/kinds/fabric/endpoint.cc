@@ -369,6 +369,14 @@ ssize_t Endpoint::inject(const Buffer& b, size_t len, fi_addr_t dest) {
 
 void Endpoint::cancel(void* context) { fi_cancel(&ep_->fid, context); }
 
+void Endpoint::abandon() {
+  ep_ = nullptr;
+  av_ = nullptr;
+  cq_ = nullptr;
+  domain_ = nullptr;
+  fabric_ = nullptr;
+}
+
 void Endpoint::closeEndpoint() {
   if (ep_) fi_close(&ep_->fid);
   ep_ = nullptr;

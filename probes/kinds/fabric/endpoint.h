@@ -140,6 +140,10 @@ class Endpoint {
   // afterwards; the rest closes with the Endpoint.
   void closeEndpoint();
   bool closed() const { return ep_ == nullptr; }
+  // Forgets every libfabric object without closing any (they leak): for an endpoint that a
+  // failed session left with operations in flight, at shutdown, where closing it could crash
+  // the provider (Responder::retire).
+  void abandon();
 
   // Reads up to `max` completions into `out`; returns how many (0: none yet), or a negative
   // libfabric error; a failed operation is returned as an error with its context.

@@ -109,20 +109,16 @@ class Waiter {
 // so that nothing of the session is in flight when its buffers and contexts go and the
 // endpoint closes (rxm's endpoint close crashes on receives it is still serving). True when
 // every one of them completed.
-bool quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace) {
+// Cancels what is posted and drains the completions for `grace`; `left` is what is still in
+// flight then.
+bool quiesce(Endpoint& ep, const std::vector<void*>& posted, Clock::duration grace,
+             std::vector<void*>& left) {
+  left = posted;
   if (ep.closed()) return false;
   for (void* ctx : posted) ep.cancel(ctx);
-  std::vector<void*> left = posted;
   auto end = Clock::now() + grace;
-  while (!left.empty() && Clock::now() < end) {
-    Completion c[16];
-    FabricError err;
-    void* failed = nullptr;
-    ssize_t n = ep.poll(c, 16, &err, &failed);
-    if (n < 0 && failed) std::erase(left, failed);
-    for (ssize_t i = 0; i < n; ++i) std::erase(left, c[i].context);
-    if (n == 0) std::this_thread::sleep_for(100us);
-  }
+  while (!left.empty() && Clock::now() < end)
+    if (drainCompletions(ep, left) == 0) std::this_thread::sleep_for(100us);
   return left.empty();
 }
 
@@ -132,6 +128,25 @@ bool ours(const Buffer& b, size_t len, uint64_t id, uint64_t* seq) {
 }
 
 }  // namespace
+
+size_t drainCompletions(Endpoint& ep, std::vector<void*>& in_flight) {
+  size_t seen = 0;
+  for (int i = 0; i < 64 && !in_flight.empty(); ++i) {
+    Completion c[16];
+    FabricError err;
+    void* failed = nullptr;
+    ssize_t n = ep.poll(c, 16, &err, &failed);
+    if (n < 0 && failed) {
+      std::erase(in_flight, failed);
+      ++seen;
+      continue;
+    }
+    if (n <= 0) break;
+    for (ssize_t k = 0; k < n; ++k) std::erase(in_flight, c[k].context);
+    seen += static_cast<size_t>(n);
+  }
+  return seen;
+}
 
 const char* sessionKindName(SessionKind k) {
   return k == SessionKind::kBandwidth ? "bandwidth" : "latency";
@@ -197,7 +212,7 @@ Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr
   };
   auto fail = [&] {
     m.error = w.error();
-    quiesce(ep, {&rx_ctx, &tx_ctx}, std::chrono::milliseconds(100));
+    m.quiesced = quiesce(ep, {&rx_ctx, &tx_ctx}, std::chrono::milliseconds(100), m.in_flight);
     return m;
   };
   if (!post_rx()) return fail();
@@ -258,7 +273,7 @@ Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_ad
     m.error = w.error();
     std::vector<void*> posted = {&ack_ctx};
     for (auto& c : tx_ctx) posted.push_back(&c);
-    quiesce(ep, posted, std::chrono::milliseconds(100));
+    m.quiesced = quiesce(ep, posted, std::chrono::milliseconds(100), m.in_flight);
     return m;
   };
   if (!post_ack()) return fail();
@@ -353,7 +368,7 @@ Measurement ResponderSession::respond(Clock::time_point deadline, const std::ato
     if (tx_posted && !tx_done) posted.push_back(&tx_ctx_);
     for (auto& c : rx_ctx_)
       if (std::find(received.begin(), received.end(), &c) == received.end()) posted.push_back(&c);
-    m.quiesced = quiesce(ep_, posted, std::chrono::milliseconds(100));
+    m.quiesced = quiesce(ep_, posted, std::chrono::milliseconds(100), m.in_flight);
     return m;
   };
   const uint32_t per_step = bw ? spec_.window : 1;

@@ -56,9 +56,15 @@ struct Measurement {
   uint32_t stray = 0;               // messages of another session, ignored
   std::optional<FabricError> error;
   // After an error: whether every operation the session had posted completed or was canceled
-  // (nothing of it is in flight, and the endpoint can serve the next session as it is).
+  // (nothing of it is in flight, and the endpoint can serve the next session as it is), and
+  // if not, the contexts of those still in flight.
   bool quiesced = false;
+  std::vector<void*> in_flight;
 };
+
+// Reads the endpoint's completions (a bounded number) and drops the contexts that completed,
+// with or without error, from `in_flight`; returns how many it read.
+size_t drainCompletions(Endpoint& ep, std::vector<void*>& in_flight);
 
 // Client side: the responder at `peer` takes part in `spec` (accepted over the channel).
 // `tx` and `rx` hold at least spec.size bytes of payload (bandwidth: `rx` only the 16-byte

@@ -9,6 +9,7 @@ constexpr size_t kMaxClients = 256;  // addresses kept in the responder's AV
 constexpr auto kRetryOpen = std::chrono::seconds(30);
 constexpr size_t kMaxRetired = 4;
 constexpr auto kRetiredFor = std::chrono::seconds(30);
+constexpr auto kRetiredPoll = std::chrono::milliseconds(200);
 
 }  // namespace
 
@@ -35,7 +36,7 @@ void Responder::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  closeRetired(true);
+  settleRetired(true);
   std::lock_guard lock(mu_);
   if (ep_) ep_->closeEndpoint();  // a prepared session's receives end before its buffers go
   session_.reset();
@@ -81,23 +82,43 @@ void Responder::reopen() {
   cv_.notify_all();
 }
 
-void Responder::retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session) {
-  retired_.push_back({Clock::now(), std::move(ep), std::move(session)});
-  if (retired_.size() > kMaxRetired) {
-    Retired& r = retired_.front();
-    r.ep->closeEndpoint();  // nothing lands in the buffers once they are freed
+void Responder::retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
+                       std::vector<void*> in_flight) {
+  retired_.push_back({std::move(ep), std::move(session), std::move(in_flight), std::nullopt});
+}
+
+void Responder::settleRetired(bool stopping) {
+  const auto now = Clock::now();
+  for (auto it = retired_.begin(); it != retired_.end();) {
+    Retired& r = *it;
+    if (!r.in_flight.empty()) drainCompletions(*r.ep, r.in_flight);
+    if (r.in_flight.empty() && !r.settled) r.settled = now;
+    if (r.settled && now - *r.settled >= kRetiredFor) {
+      r.ep->closeEndpoint();  // before the session's buffers go
+    } else if (stopping) {
+      r.ep->abandon();
+      (void)r.session.release();  // its buffers may still be written: they leak with it
+    } else {
+      ++it;
+      continue;
+    }
     r.session.reset();
-    retired_.pop_front();
+    r.ep.reset();
+    it = retired_.erase(it);
   }
 }
 
-void Responder::closeRetired(bool all) {
-  while (!retired_.empty() && (all || Clock::now() - retired_.front().since >= kRetiredFor)) {
-    Retired& r = retired_.front();
-    r.ep->closeEndpoint();
-    r.session.reset();
-    retired_.pop_front();
-  }
+void Responder::reopenUnlessRetiredFull() {
+  if (retired_.size() < kMaxRetired) return reopen();
+  std::lock_guard lock(mu_);
+  open_error_ = FabricError{
+      "endpoint", 0,
+      std::to_string(retired_.size()) +
+          " endpoints of failed sessions wait for their operations to end; a new one opens "
+          "when one has",
+      ""};
+  attempted_ = true;
+  busy_ = false;
 }
 
 void Responder::loop() {
@@ -105,8 +126,8 @@ void Responder::loop() {
   auto next_open = Clock::now() + kRetryOpen;
   std::unique_lock lock(mu_);
   while (!stopping_) {
-    auto wake =
-        retired_.empty() ? next_open : std::min(next_open, retired_.front().since + kRetiredFor);
+    // Retired endpoints are read every kRetiredPoll until they settle and close.
+    auto wake = retired_.empty() ? next_open : std::min(next_open, Clock::now() + kRetiredPoll);
     cv_.wait_until(lock, wake, [this] { return stopping_ || session_ != nullptr || want_reopen_; });
     if (stopping_) break;
     if (want_reopen_) {
@@ -119,12 +140,12 @@ void Responder::loop() {
     if (!session_) {
       if (!retired_.empty()) {
         lock.unlock();
-        closeRetired(false);
+        settleRetired(false);
         lock.lock();
       }
       if (!ep_ && Clock::now() >= next_open) {
         lock.unlock();
-        reopen();
+        reopenUnlessRetiredFull();
         lock.lock();
       }
       if (Clock::now() >= next_open) next_open = Clock::now() + kRetryOpen;
@@ -155,7 +176,7 @@ void Responder::loop() {
       lock.lock();
       std::unique_ptr<Endpoint> old = std::move(ep_);
       lock.unlock();
-      retire(std::move(old), std::move(session));
+      retire(std::move(old), std::move(session), std::move(m.in_flight));
     }
     session.reset();
     if (m.error && !stop_flag_)
@@ -163,7 +184,7 @@ void Responder::loop() {
                        {{"kind", sessionKindName(spec.kind)},
                         {"error", m.error->message()},
                         {"endpoint", replace ? "replaced" : "kept"}});
-    if (replace && !stop_flag_) reopen();
+    if (replace && !stop_flag_) reopenUnlessRetiredFull();
     lock.lock();
     ++stats_.sessions;
     stats_.stray += m.stray;

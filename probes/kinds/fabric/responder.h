@@ -78,13 +78,19 @@ class Responder {
   // without holding mu_ while libfabric works: the channel's handlers never wait on it.
   void reopen();
   std::optional<fi_addr_t> addressLocked(const std::string& name, std::optional<FabricError>& err);
-  // A failed session's endpoint with something still in flight is retired, not closed at once:
-  // libfabric 1.17's tcp;ofi_rxm crashed (SIGSEGV in fi_close) closing an endpoint right after
-  // a prober's connection broke off mid-session. A retired endpoint keeps its session's
-  // buffers and is closed once it has been idle for kRetiredFor (the connection long settled),
-  // when more than kMaxRetired wait, or at stop(). Called without mu_.
-  void retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session);
-  void closeRetired(bool all);
+  // A failed session's endpoint with something still in flight is retired, and never closed
+  // while anything is: libfabric 1.17's tcp;ofi_rxm crashed (SIGSEGV in fi_close, in rxm's
+  // connection teardown) closing such an endpoint at once (every observe e2e run) and even
+  // after 30 s idle (one run in four). A retired endpoint keeps its session's buffers; the
+  // loop reads its completions until everything the session posted has completed or been
+  // canceled (settled), and closes it kRetiredFor after that. While kMaxRetired wait, no new
+  // endpoint opens (probers are told why) rather than one being closed unsettled; at stop()
+  // those not settled for kRetiredFor are abandoned (leaked), not closed. Without mu_.
+  void retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
+              std::vector<void*> in_flight);
+  void settleRetired(bool stopping);
+  // Opens a new endpoint unless kMaxRetired wait; then says why there is none.
+  void reopenUnlessRetiredFull();
 
   EndpointOptions opts_;
   std::chrono::milliseconds max_session_;
@@ -104,9 +110,10 @@ class Responder {
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
   std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
   struct Retired {
-    Clock::time_point since;
     std::unique_ptr<Endpoint> ep;
     std::unique_ptr<ResponderSession> session;  // its buffers stay while the endpoint does
+    std::vector<void*> in_flight;               // the session's operations not yet completed
+    std::optional<Clock::time_point> settled;   // when in_flight emptied
   };
   std::deque<Retired> retired_;  // the loop thread's (and stop()'s after the join) only
   SessionSpec spec_;

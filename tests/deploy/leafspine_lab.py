@@ -203,11 +203,16 @@ enabled = false
 enabled = true
 provider = "tcp"
 rails = [{rails}]
-warmup = 5
-iterations = 30
+warmup = 3
+iterations = 20
 bandwidth_interval = "0s"
-# Each rail gets its share of this (docs/peers.md); a slowed rail's 12 pings stay inside it.
-timeout = "1s"
+# The kind probes one peer after another while the round has room for this timeout, each rail
+# with an equal share of the time left (docs/peers.md): a node whose rail 1 switch is down
+# spends up to 400 ms per peer on it and still measures it against 3-4 peers a round (the
+# rail-switch level needs 2), and after a dead rail 0 the healthy rail 1 keeps ~200 ms (with
+# 200 ms in all, 100 ms were too few under load). A rail slowed by the tbf fault takes 25-40 ms
+# for its 23 pings.
+timeout = "400ms"
 # A responder holds back a member whose session was never driven (30 s by default); a node
 # killed mid-session would be held back after its restart. FabricKindTest covers the backoff.
 serve_backoff = "0s"

@@ -117,7 +117,10 @@ class Test:
             except (OSError, ValueError, RuntimeError) as e:
                 last = e
             if time.monotonic() > end:
-                extra = details() if details else ""
+                try:
+                    extra = details() if details else ""
+                except (OSError, ValueError, RuntimeError) as e:
+                    extra = f"\n(Prometheus or Alertmanager did not answer: {e!r})"
                 raise Failure(f"timed out after {timeout:.0f}s waiting for {what} "
                               f"(last: {last!r}){extra}")
             time.sleep(interval)
@@ -380,8 +383,8 @@ class Test:
                     lambda: self.fabric.set_leaf(2, list(lab.NETS), True),
                     [{**C, "alertname": "FabricwatchSwitchSuspect", "leaf": "leaf-2"}],
                     [{**C, "alertname": "FabricwatchPeerUnreachable", "peer_node": "n09"}], ()))
-        out.append((5, "n10's rail 0 link slow (tbf 2mbit on eth1)",
-                    lambda: self.fabric.slow_link(10, "r0", "2mbit"),
+        out.append((5, "n10's rail 0 link slow (tbf 1mbit on eth1)",
+                    lambda: self.fabric.slow_link(10, "r0", "1mbit"),
                     lambda: self.fabric.unslow_link(10, "r0"),
                     [{**C, "alertname": "FabricwatchNodeRailSlow", "peer_node": "n10",
                       "rail": "0", "leaf": "leaf-2"}], (), ()))

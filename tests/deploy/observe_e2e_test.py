@@ -36,7 +36,6 @@ Usage: observe_e2e_test.py [--keep]   (FW_BINARY, FW_SOURCE_DIR as for the other
 """
 import ctypes
 import glob
-import http.server
 import itertools
 import json
 import os
@@ -52,6 +51,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+
+import lab_tools
+from lab_tools import Webhook, matches
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("FW_SOURCE_DIR", os.path.normpath(os.path.join(HERE, "../..")))
@@ -330,62 +332,12 @@ class Prometheus:
         return self.api(f"/api/v1/label/{label}/values", **params)
 
 
-class Webhook:
-    """Alertmanager's webhook receiver: keeps every (status, labels) notified."""
-
-    def __init__(self):
-        self.events = []
-        self.lock = threading.Lock()
-        hook = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                n = int(self.headers.get("Content-Length", "0"))
-                doc = json.loads(self.rfile.read(n) or b"{}")
-                with hook.lock:
-                    for a in doc.get("alerts", []):
-                        hook.events.append((a["status"], a["labels"]))
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def seen(self, status, labels, since=0):
-        with self.lock:
-            return any(s == status and matches(l, labels) for s, l in self.events[since:])
-
-    def mark(self):
-        with self.lock:
-            return len(self.events)
-
-    def close(self):
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def matches(labels, want):
-    return all(labels.get(k) == v for k, v in want.items())
-
-
-# --- the rules, 60 times faster ----------------------------------------------------------------
-
 def scale_duration(d):
-    m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", d)
-    if not m or not any(m.groups()):
-        raise Failure(f"cannot scale duration {d!r}")
-    seconds = (int(m.group(1) or 0) * 3600 + int(m.group(2) or 0) * 60) // SCALE
-    return f"{seconds}s"
+    return lab_tools.scale_duration(d, SCALE)
 
 
 def scaled_rules(text):
-    text = re.sub(r"(?m)^(\s+for: )(\S+)$", lambda m: m.group(1) + scale_duration(m.group(2)),
-                  text)
-    return re.sub(r"\[(\d+[hm])\]", lambda m: "[" + scale_duration(m.group(1)) + "]", text)
+    return lab_tools.scaled_rules(text, SCALE)
 
 
 # --- dashboards ------------------------------------------------------------------------------

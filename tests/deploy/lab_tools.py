@@ -5,6 +5,7 @@ import ctypes
 import http.server
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -21,10 +22,39 @@ def required(need):
     return need in listed or "all" in listed
 
 
+def _ephemeral_low():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low = int(f.read().split()[0])
+        return low if low > 2048 else 32768
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+_ports_given = set()
+_port_rng = random.Random()  # seeded from the OS: two tests' processes start apart
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port free now, below the kernel's ephemeral range and never handed out
+    before in this process. A port from bind(0) is in that range: the kernel may give it again
+    at once to any bind(0) or connect(), and a sibling daemon's libfabric endpoint took one
+    before the daemon meant to listen there did (observe e2e, "cannot listen on ...: Address
+    already in use"). Below the range only another free_port() could collide (as
+    tests/support/tcp_client.cc's freePort())."""
+    low, high = 10000, _ephemeral_low() - 1
+    for _ in range(500):
+        port = _port_rng.randint(low, high)
+        if port in _ports_given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _ports_given.add(port)
+        return port
+    raise RuntimeError(f"no free loopback port in [{low}, {high}]")
 
 
 def matches(labels, want):

@@ -53,7 +53,7 @@ import urllib.parse
 import urllib.request
 
 import lab_tools
-from lab_tools import Webhook, matches
+from lab_tools import Webhook, free_port, matches
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.environ.get("FW_SOURCE_DIR", os.path.normpath(os.path.join(HERE, "../..")))
@@ -265,22 +265,6 @@ class Processes:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-
-
-_ports_given = set()
-
-
-def free_port():
-    """A port free now and never handed out before in this run: the kernel may give a port that
-    was bound and closed a moment ago to the next bind(0) again, and two nodes of the fleet then
-    race for one port (seen once in CI's ASan stage: "cannot listen ... Address already in use")."""
-    while True:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        if port not in _ports_given:
-            _ports_given.add(port)
-            return port
 
 
 def wait_for(what, predicate, timeout=DEADLINE, interval=0.5, procs=None):

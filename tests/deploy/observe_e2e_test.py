@@ -34,7 +34,6 @@ and is stopped in a finally block; storage and configuration live in a temporary
 
 Usage: observe_e2e_test.py [--keep]   (FW_BINARY, FW_SOURCE_DIR as for the other e2e tests)
 """
-import ctypes
 import glob
 import itertools
 import json
@@ -42,7 +41,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -212,59 +210,18 @@ class Failure(Exception):
 
 # --- processes -------------------------------------------------------------------------------
 
-_libc = ctypes.CDLL(None, use_errno=True)
-
-
-def _die_with_parent(sig=signal.SIGKILL):
-    _libc.prctl(1, sig)  # PR_SET_PDEATHSIG
-
-
 def _stop_with_parent():
-    _die_with_parent(signal.SIGTERM)  # the namespaced run cleans up on SIGTERM
+    lab_tools.die_with_parent(signal.SIGTERM)  # the namespaced run cleans up on SIGTERM
 
 
-class Processes:
+class Processes(lab_tools.Processes):
     """Everything the test starts; stop() ends them all, even stopped (SIGSTOP) ones."""
 
-    def __init__(self, logdir):
-        self.logdir = logdir
-        self.procs = {}
-
-    def start(self, name, argv):
-        logf = open(os.path.join(self.logdir, name + ".log"), "wb")
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT,
-                             preexec_fn=_die_with_parent)
-        logf.close()
-        self.procs[name] = p
-        return p
-
-    def log_text(self, name):
-        try:
-            with open(os.path.join(self.logdir, name + ".log"), "rb") as f:
-                return f.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-
     def check_running(self):
-        for name, p in self.procs.items():
-            if p.poll() is not None:
-                raise Failure(f"{name} exited with {p.returncode}:\n{self.log_text(name)[-3000:]}")
-
-    def stop(self):
-        for p in self.procs.values():
-            if p.poll() is None:
-                try:
-                    p.send_signal(signal.SIGCONT)
-                    p.terminate()
-                except ProcessLookupError:
-                    pass
-        end = time.monotonic() + 5
-        for p in self.procs.values():
-            try:
-                p.wait(max(0.1, end - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        ended = self.exited()
+        if ended:
+            name, status = ended
+            raise Failure(f"{name} exited with {status}:\n{self.log_text(name)[-3000:]}")
 
 
 def wait_for(what, predicate, timeout=DEADLINE, interval=0.5, procs=None):

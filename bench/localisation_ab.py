@@ -20,12 +20,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 import urllib.request
 
 import yaml
 
-from localisation_bench import free_port
+from localisation_bench import api, free_port
 
 
 def rules(path):
@@ -33,15 +32,6 @@ def rules(path):
         doc = yaml.safe_load(f)
     group = next(g for g in doc["groups"] if g["name"] == "fabricwatch-localisation")
     return [(r["record"], r["expr"]) for r in group["rules"] if "record" in r]
-
-
-def get(base, path, **params):
-    url = f"{base}{path}?{urllib.parse.urlencode(params)}"
-    with urllib.request.urlopen(url, timeout=3600) as r:
-        doc = json.load(r)
-    if doc.get("status") != "success":
-        raise RuntimeError(f"{path}: {doc}")
-    return doc["data"]
 
 
 def main():
@@ -68,7 +58,7 @@ def main():
                         break
             except OSError:
                 time.sleep(1)
-        at = get(base, "/api/v1/status/tsdb")["headStats"]["maxTime"] / 1000
+        at = api(base, "/api/v1/status/tsdb", http_timeout=3600)["headStats"]["maxTime"] / 1000
         versions = {"old": rules(args.old), "new": rules(args.new)}
         sums = {"old": [], "new": []}
         for rnd in range(args.rounds):
@@ -76,8 +66,8 @@ def main():
                 total = 0.0
                 for name, expr in versions[v]:
                     t0 = time.monotonic()
-                    doc = get(base, "/api/v1/query", query=f"count({expr})", time=f"{at:.3f}",
-                              stats="all")
+                    doc = api(base, "/api/v1/query", http_timeout=3600, query=f"count({expr})",
+                              time=f"{at:.3f}", stats="all")
                     wall = time.monotonic() - t0
                     t = doc.get("stats", {}).get("timings", {}).get("evalTotalTime", wall)
                     n = doc["result"][0]["value"][1] if doc["result"] else "0"

@@ -137,9 +137,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def api(base, path, **params):
+def api(base, path, http_timeout=120, **params):
     url = f"{base}{path}?{urllib.parse.urlencode(params)}"
-    with urllib.request.urlopen(url, timeout=120) as r:
+    with urllib.request.urlopen(url, timeout=http_timeout) as r:
         doc = json.load(r)
     if doc.get("status") != "success":
         raise RuntimeError(f"{url}: {doc}")

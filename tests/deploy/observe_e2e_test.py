@@ -249,24 +249,17 @@ def http_get(url, timeout=5):
         return r.status, r.read().decode("utf-8")
 
 
-class Prometheus:
+class Prometheus(lab_tools.PrometheusApi):
+    """lab_tools' API client on 127.0.0.1:PORT, failing the test (Failure) on a bad answer."""
+
     def __init__(self, port):
-        self.base = f"http://127.0.0.1:{port}"
+        super().__init__(f"http://127.0.0.1:{port}")
 
     def api(self, path, **params):
-        url = self.base + path + ("?" + urllib.parse.urlencode(params, doseq=True)
-                                  if params else "")
-        _, body = http_get(url, timeout=10)
-        doc = json.loads(body)
-        if doc.get("status") != "success":
-            raise Failure(f"{url}: {doc}")
-        return doc["data"]
-
-    def query(self, expr):
-        return self.api("/api/v1/query", query=expr)["result"]
-
-    def alerts(self):
-        return self.api("/api/v1/alerts")["alerts"]
+        try:
+            return super().api(path, **params)
+        except RuntimeError as e:
+            raise Failure(str(e)) from None
 
     def label_values(self, label, match=None):
         params = {"match[]": [match]} if match else {}

@@ -116,6 +116,10 @@ RECORDS_NOT_REPRODUCED = {
         "as peer_node:fabricwatch_topology_leaf:info",
     "cluster_leaf_rail:fabricwatch_localisation_rail_dark:count":
         "as peer_node:fabricwatch_topology_leaf:info",
+    "cluster_leaf_rail:fabricwatch_localisation_rail_probers_elsewhere:count":
+        "as peer_node:fabricwatch_topology_leaf:info",
+    "cluster_leaf_rail:fabricwatch_localisation_rail_dark_elsewhere:count":
+        "as peer_node:fabricwatch_topology_leaf:info",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL

@@ -38,9 +38,15 @@ core::Snapshot baseSnapshot() {
 }
 
 core::Violation violation(std::string severity, std::string rule, std::string remediation) {
-  return core::Violation{"pack", std::move(rule),      std::move(severity),
-                         "node", "message of " + rule, std::move(remediation),
-                         "node"};
+  core::Violation v;
+  v.pack = "pack";
+  v.message = "message of " + rule;
+  v.rule = std::move(rule);
+  v.severity = std::move(severity);
+  v.subject = "node";
+  v.remediation = std::move(remediation);
+  v.metric_subject = "node";
+  return v;
 }
 
 std::string page(const core::Snapshot& s) { return statusPage(&s).body; }
@@ -239,7 +245,10 @@ TEST(StatusPageTest, EscapesEveryValueFromHostsPeersAndPacks) {
       Value::map({{evil, Value(evil)}, {"peers", listOf(Value::map({{evil, Value(evil)}}))}});
   s.sources[0].name = evil;
   s.sources[0].last_error = evil;
-  s.violations.push_back(core::Violation{evil, evil, evil, evil, evil, evil, "node"});
+  s.violations.push_back(violation(evil, evil, evil));
+  for (auto* f :
+       {&s.violations.back().pack, &s.violations.back().subject, &s.violations.back().message})
+    *f = evil;
   s.status["policy"]["resource_group"] = evil;
   s.status["policy"]["resource_group_origin"] = evil;
   std::string h = page(s);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/own_environment.h"
+
 namespace fabricwatch::probes::fabric {
 
 size_t probeQueueDepth(size_t bandwidth_window) {
@@ -23,10 +25,17 @@ const std::vector<ProviderVariable>& probeProviderVariables() {
   // eager path over tcp as before (FI_OFI_RXM_EAGER_LIMIT stays 16 KiB there: the tcp provider
   // receives into the application's buffer), SAR or rendezvous over verbs. 32 connection
   // entries each way hold two bandwidth windows of the default 16 messages.
+  // FI_UNIVERSE_SIZE (libfabric's, 1024 by default) sizes what rxm opens per endpoint for a
+  // job's ranks: its completion queue on the connections holds (MSG_TX_SIZE + MSG_RX_SIZE) x
+  // universe entries, 65,536 of 40 B (2.5 MiB) at 1024, resident as the ring turns over, and
+  // the address vector's first chunk. A probe's endpoint talks to the peers of a round or two;
+  // 64 makes the queue 4,096 entries (160 KiB). Both grow past their size when needed (an
+  // overflow list, more AV chunks), so more peers still work.
   static const std::vector<ProviderVariable> kVars = {
       {"FI_OFI_RXM_BUFFER_SIZE", "256"},
       {"FI_OFI_RXM_MSG_TX_SIZE", "32"},
       {"FI_OFI_RXM_MSG_RX_SIZE", "32"},
+      {"FI_UNIVERSE_SIZE", "64"},
   };
   return kVars;
 }
@@ -42,10 +51,10 @@ std::vector<std::string> unsetProviderVariables(
 }
 
 std::vector<std::string> applyProbeProviderVariables() {
-  std::vector<std::string> set = unsetProviderVariables([](const char* n) { return ::getenv(n); });
-  for (const auto& a : set) {
+  std::vector<std::string> set;
+  for (const auto& a : unsetProviderVariables([](const char* n) { return ::getenv(n); })) {
     auto eq = a.find('=');
-    ::setenv(a.substr(0, eq).c_str(), a.substr(eq + 1).c_str(), 0);
+    if (core::setOwnVariable(a.substr(0, eq), a.substr(eq + 1))) set.push_back(a);
   }
   return set;
 }

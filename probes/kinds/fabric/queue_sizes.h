@@ -12,7 +12,8 @@
 //     the operator has not set them: what is in the environment stays. rxm's bounce buffers
 //     (FI_OFI_RXM_BUFFER_SIZE: rxm allocates its receive and transmit pools 1024 buffers at a
 //     time, 16 KiB each by default, per endpoint) and the depth of the connection endpoints it
-//     opens per peer (FI_OFI_RXM_MSG_TX_SIZE, FI_OFI_RXM_MSG_RX_SIZE: 128 by default).
+//     opens per peer (FI_OFI_RXM_MSG_TX_SIZE, FI_OFI_RXM_MSG_RX_SIZE: 128 by default), and
+//     libfabric's FI_UNIVERSE_SIZE, which sizes rxm's completion queue for a job's ranks.
 // Figures (peak RSS by rail count, before and after) in docs/performance.md, "The fabric probe's
 // memory"; bench/fabric_rails_rss.sh measures them.
 
@@ -44,8 +45,9 @@ const std::vector<ProviderVariable>& probeProviderVariables();
 std::vector<std::string> unsetProviderVariables(
     const std::function<const char*(const char*)>& lookup);
 
-// Sets them in this process's environment (setenv without overwriting) and returns what it set.
-// libfabric() calls it once, before loading the library.
+// Sets them in this process's environment where unset, as the daemon's own
+// (core/own_environment.h: the NCCL probe's child does not inherit them), and returns what it
+// set. libfabric() calls it once, before loading the library.
 std::vector<std::string> applyProbeProviderVariables();
 
 }  // namespace fabricwatch::probes::fabric

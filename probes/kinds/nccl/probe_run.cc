@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "core/child_process.h"
+#include "core/own_environment.h"
 #include "core/utf8.h"
 #include "core/value_format.h"
 #include "nccl/log_file.h"
@@ -27,23 +28,6 @@ std::string readLog(const std::string& path) {
   return out;
 }
 
-std::vector<std::string> childEnvironment(const RunSettings& s, const std::string& log) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string_view kv = *e;
-    // NCCL's log settings are the probe's own; every other variable (NCCL_* from the DaemonSet,
-    // LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES ...) passes through, unless the config sets it.
-    std::string_view key = kv.substr(0, kv.find('='));
-    if (key.rfind("NCCL_DEBUG", 0) == 0 || s.env.count(std::string(key))) continue;
-    env.emplace_back(kv);
-  }
-  for (const auto& [k, v] : s.env) env.push_back(k + "=" + v);
-  env.push_back("NCCL_DEBUG=INFO");
-  env.push_back("NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,ENV,TUNING");
-  env.push_back("NCCL_DEBUG_FILE=" + log);
-  return env;
-}
-
 std::string lastLine(const std::string& output) {
   std::string_view o = output;
   while (!o.empty() && o.back() == '\n') o.remove_suffix(1);
@@ -52,6 +36,27 @@ std::string lastLine(const std::string& output) {
 }
 
 }  // namespace
+
+std::vector<std::string> childEnvironment(const RunSettings& s, const std::string& log) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view kv = *e;
+    // NCCL's log settings are the probe's own; every other variable (NCCL_* from the DaemonSet,
+    // LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES ...) passes through, unless the config sets it or
+    // it is the daemon's own (the fabric probe's provider sizes, core/own_environment.h): the
+    // child stands in for a job, which would not have them.
+    std::string_view key = kv.substr(0, kv.find('='));
+    if (key.rfind("NCCL_DEBUG", 0) == 0 || s.env.count(std::string(key)) ||
+        core::isOwnVariable(key))
+      continue;
+    env.emplace_back(kv);
+  }
+  for (const auto& [k, v] : s.env) env.push_back(k + "=" + v);
+  env.push_back("NCCL_DEBUG=INFO");
+  env.push_back("NCCL_DEBUG_SUBSYS=INIT,NET,GRAPH,ENV,TUNING");
+  env.push_back("NCCL_DEBUG_FILE=" + log);
+  return env;
+}
 
 RunSettings runSettings(const NcclConfig& c) {
   RunSettings s;

@@ -74,6 +74,11 @@ RunSettings runSettings(const NcclConfig& c);
 // A request with the settings' sizes, iterations and libraries, and this process as parent.
 ChildRequest baseRequest(const RunSettings& s);
 
+// The child's environment: the daemon's, less NCCL's log settings (the probe's own, writing to
+// `log`), the variables the config sets and the daemon's own (core/own_environment.h), plus
+// the config's.
+std::vector<std::string> childEnvironment(const RunSettings& s, const std::string& log);
+
 // Runs the child for `req` (bounded by the timeout) and reads NCCL's log of the run.
 RunOutcome runProbe(const RunSettings& s, const ChildRequest& req, const RunHooks& hooks = {});
 

@@ -370,21 +370,27 @@ TEST_F(FabricKindTest, AResponderBusyAtFirstIsGivenTheTimeLeftWhenItAccepts) {
   so.listen_address = "127.0.0.1:0";
   so.secret = o.secret;
   so.node_name = "b";
-  so.handlers = {
-      {kFabricHelloRequest, kFabricHelloReply, 1024,
-       [](std::string_view, const Sender&) {
-         return Answer::reply(encodeFabricHelloReply({"tcp;ofi_rxm", "fake", 1, "not-a-name"}));
-       }},
-      {kFabricSessionRequest, kFabricSessionReply, 1024,
-       [&](std::string_view payload, const Sender&) {
-         auto req = decodeFabricSessionRequest(payload);
-         if (!req) return Answer::malformed();
-         int64_t t = now_ms(), zero = 0;
-         first_ms.compare_exchange_strong(zero, t);
-         if (t - first_ms.load() < 500) return Answer::decline("busy");
-         asked_ms = req->spec.timeout_ms;
-         return Answer::decline("recorded");  // no endpoint behind this peer to measure
-       }}};
+  so.handlers = {{kFabricHelloRequest, kFabricHelloReply, 1024,
+                  [](std::string_view, const Sender&) {
+                    return Answer::reply(encodeFabricHelloReply([] {
+                      FabricHelloReply r;
+                      r.provider = "tcp;ofi_rxm";
+                      r.fabric = "fake";
+                      r.epoch = 1;
+                      r.name = "not-a-name";
+                      return r;
+                    }()));
+                  }},
+                 {kFabricSessionRequest, kFabricSessionReply, 1024,
+                  [&](std::string_view payload, const Sender&) {
+                    auto req = decodeFabricSessionRequest(payload);
+                    if (!req) return Answer::malformed();
+                    int64_t t = now_ms(), zero = 0;
+                    first_ms.compare_exchange_strong(zero, t);
+                    if (t - first_ms.load() < 500) return Answer::decline("busy");
+                    asked_ms = req->spec.timeout_ms;
+                    return Answer::decline("recorded");  // no endpoint behind this peer to measure
+                  }}};
   ChannelServer server(so);
   ASSERT_TRUE(server.start());
   PeerContext ctx;

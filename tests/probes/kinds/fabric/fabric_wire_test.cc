@@ -4,8 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+
 namespace fabricwatch::probes::fabric {
 namespace {
+
+// A hello reply of rail 0 of a one-rail node.
+FabricHelloReply helloReply(std::string provider, std::string fabric, uint64_t epoch,
+                            std::string name) {
+  FabricHelloReply r;
+  r.provider = std::move(provider);
+  r.fabric = std::move(fabric);
+  r.epoch = epoch;
+  r.name = std::move(name);
+  return r;
+}
 
 template <typename Decode>
 void expectStrict(const std::string& good, Decode decode) {
@@ -19,8 +33,11 @@ void expectStrict(const std::string& good, Decode decode) {
 template <typename Decode>
 void expectStrictBut(const std::string& good, size_t legacy, Decode decode) {
   ASSERT_TRUE(decode(good));
-  for (size_t n = 0; n < good.size(); ++n)
-    if (n != legacy) EXPECT_FALSE(decode(good.substr(0, n))) << n;
+  for (size_t n = 0; n < good.size(); ++n) {
+    if (n != legacy) {
+      EXPECT_FALSE(decode(good.substr(0, n))) << n;
+    }
+  }
   auto old = decode(good.substr(0, legacy));
   ASSERT_TRUE(old);
   EXPECT_EQ(old->rail, 0u);
@@ -54,19 +71,20 @@ TEST(FabricWireTest, RailsTravelAndOldPayloadsMeanRailZero) {
 
 TEST(FabricWireTest, HelloRoundTrips) {
   std::string name("\x02\x00\x9c\x41\x7f\x00\x00\x01", 8);  // binary, with NULs
-  auto enc = encodeFabricHelloReply({"tcp;ofi_rxm", "127.0.0.1/32", 7, name});
+  auto enc = encodeFabricHelloReply(helloReply("tcp;ofi_rxm", "127.0.0.1/32", 7, name));
   auto dec = decodeFabricHelloReply(enc);
   ASSERT_TRUE(dec);
   EXPECT_EQ(dec->provider, "tcp;ofi_rxm");
   EXPECT_EQ(dec->fabric, "127.0.0.1/32");
   EXPECT_EQ(dec->epoch, 7u);
   EXPECT_EQ(dec->name, name);
-  auto legacy = encodeFabricHelloReply({"tcp;ofi_rxm", "127.0.0.1/32", 7, name}).size() - 14;
+  auto legacy =
+      encodeFabricHelloReply(helloReply("tcp;ofi_rxm", "127.0.0.1/32", 7, name)).size() - 14;
   expectStrictBut(enc, legacy, decodeFabricHelloReply);
   expectStrictBut(encodeFabricHello({"efa"}), 5, decodeFabricHello);
   EXPECT_EQ(decodeFabricHello(encodeFabricHello({"efa"}))->provider, "efa");
   // An empty endpoint name is no address.
-  EXPECT_FALSE(decodeFabricHelloReply(encodeFabricHelloReply({"tcp", "f", 1, ""})));
+  EXPECT_FALSE(decodeFabricHelloReply(encodeFabricHelloReply(helloReply("tcp", "f", 1, ""))));
 }
 
 TEST(FabricWireTest, SessionRoundTrips) {

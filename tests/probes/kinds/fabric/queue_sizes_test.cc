@@ -7,6 +7,8 @@
 #include <map>
 #include <string>
 
+#include "core/own_environment.h"
+
 namespace fabricwatch::probes::fabric {
 namespace {
 
@@ -33,24 +35,30 @@ TEST(QueueSizesTest, OnlyUnsetVariablesAreSetAndTheOperatorsStay) {
     return it == env.end() ? nullptr : it->second.c_str();
   };
   // Set, even to "", is the operator's.
-  EXPECT_EQ(unsetProviderVariables(lookup), std::vector<std::string>{"FI_OFI_RXM_MSG_TX_SIZE=32"});
+  EXPECT_EQ(unsetProviderVariables(lookup),
+            (std::vector<std::string>{"FI_OFI_RXM_MSG_TX_SIZE=32", "FI_UNIVERSE_SIZE=64"}));
   env.clear();
   EXPECT_EQ(unsetProviderVariables(lookup),
             (std::vector<std::string>{"FI_OFI_RXM_BUFFER_SIZE=256", "FI_OFI_RXM_MSG_TX_SIZE=32",
-                                      "FI_OFI_RXM_MSG_RX_SIZE=32"}));
+                                      "FI_OFI_RXM_MSG_RX_SIZE=32", "FI_UNIVERSE_SIZE=64"}));
 }
 
 TEST(QueueSizesTest, ApplyNeverOverwritesTheEnvironment) {
   ::setenv("FI_OFI_RXM_BUFFER_SIZE", "8192", 1);
   ::unsetenv("FI_OFI_RXM_MSG_TX_SIZE");
   ::setenv("FI_OFI_RXM_MSG_RX_SIZE", "64", 1);
+  ::setenv("FI_UNIVERSE_SIZE", "2048", 1);
   auto set = applyProbeProviderVariables();
   EXPECT_EQ(set, std::vector<std::string>{"FI_OFI_RXM_MSG_TX_SIZE=32"});
   EXPECT_STREQ(::getenv("FI_OFI_RXM_BUFFER_SIZE"), "8192");
   EXPECT_STREQ(::getenv("FI_OFI_RXM_MSG_TX_SIZE"), "32");
   EXPECT_STREQ(::getenv("FI_OFI_RXM_MSG_RX_SIZE"), "64");
-  for (const char* n :
-       {"FI_OFI_RXM_BUFFER_SIZE", "FI_OFI_RXM_MSG_TX_SIZE", "FI_OFI_RXM_MSG_RX_SIZE"})
+  EXPECT_STREQ(::getenv("FI_UNIVERSE_SIZE"), "2048");
+  // What it set is the daemon's own (the NCCL probe's child drops it); the operator's is not.
+  EXPECT_TRUE(core::isOwnVariable("FI_OFI_RXM_MSG_TX_SIZE"));
+  EXPECT_FALSE(core::isOwnVariable("FI_OFI_RXM_BUFFER_SIZE"));
+  for (const char* n : {"FI_OFI_RXM_BUFFER_SIZE", "FI_OFI_RXM_MSG_TX_SIZE",
+                        "FI_OFI_RXM_MSG_RX_SIZE", "FI_UNIVERSE_SIZE"})
     ::unsetenv(n);
 }
 

@@ -18,7 +18,8 @@ constexpr const char* kAlerts =
     "FabricwatchPairUnreachable";
 
 // One level of localisation.yml: its suspect series, the series of its evidence's whole (the
-// witnesses), the labels that name a suspect, its alert.
+// witnesses), the labels that name a suspect, its alert, and for a switch the series that name
+// it by LLDP (one per switch its nodes report, valued by how many do).
 struct Level {
   const char* level;
   const char* suspect;
@@ -26,14 +27,16 @@ struct Level {
   const char* on;     // the labels that name one suspect
   const char* alert;
   const char* severity;
+  const char* lldp = nullptr;
 };
 constexpr Level kLevels[] = {
     {"switch", "cluster_leaf:fabricwatch_localisation_switch:suspect",
      "cluster_leaf:fabricwatch_topology_nodes:count", "cluster, leaf", "FabricwatchSwitchSuspect",
-     "critical"},
+     "critical", "cluster_leaf_switch:fabricwatch_topology_nodes:max1h"},
     {"rail_switch", "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect",
      "cluster_leaf_rail:fabricwatch_localisation_rail_probers:count", "cluster, leaf, rail",
-     "FabricwatchRailSwitchSuspect", "critical"},
+     "FabricwatchRailSwitchSuspect", "critical",
+     "cluster_leaf_rail_switch:fabricwatch_topology_nodes:max1h"},
     {"rail_plane", "cluster_rail:fabricwatch_localisation_rail_plane:suspect", nullptr,
      "cluster, rail", "FabricwatchRailPlaneSuspect", "critical"},
     {"node_cut_off", "instance:fabricwatch_localisation_cut_off:suspect",
@@ -109,15 +112,21 @@ std::string isoTime(double t) {
 void word(Suspect& s) {
   std::string of = s.witnesses ? count(s.failing) + " of " + count(*s.witnesses) : count(s.failing);
   const std::string& node = s.node.empty() ? s.instance : s.node;
+  const std::string by = s.switch_name.empty() ? "" : ", " + s.switch_name + " by LLDP";
   if (s.level == "switch") {
-    s.summary = of + " nodes below leaf " + s.leaf + " are unreachable or cut off";
-    s.advice = "the leaf switch " + s.leaf +
+    s.summary =
+        (s.switch_name.empty() ? "" : "switch " + s.switch_name + " of leaf " + s.leaf + ": ") +
+        of + " nodes below leaf " + s.leaf + " are unreachable or cut off";
+    s.advice = "the leaf switch " + s.leaf + (by.empty() ? "" : by + ",") +
                " itself: its power, its uplinks to the spine, its configuration; the node "
                "alerts below it are its symptoms";
   } else if (s.level == "rail_switch") {
-    s.summary = "rail " + s.rail + " reaches no peer on " + of + " nodes below leaf " + s.leaf +
+    s.summary = (s.switch_name.empty() ? ""
+                                       : "rail " + s.rail + " switch " + s.switch_name +
+                                             " of leaf " + s.leaf + ": ") +
+                "rail " + s.rail + " reaches no peer on " + of + " nodes below leaf " + s.leaf +
                 " that measure it, and works elsewhere";
-    s.advice = "the switch of rail " + s.rail + " for leaf " + s.leaf +
+    s.advice = "the switch of rail " + s.rail + " for leaf " + s.leaf + by +
                " (in a rail-optimised fabric, the rail's own leaf switch): its power, its "
                "uplinks, its ports to these nodes; the nodes' rail alerts are its symptoms";
   } else if (s.level == "rail_plane") {
@@ -176,6 +185,9 @@ std::vector<LevelQueries> diagnosisQueries(const std::string& cluster) {
     if (l.whole)
       out.push_back({std::string(l.level) + ":whole",
                      with(l.whole) + " and on (" + l.on + ") " + with(l.suspect)});
+    if (l.lldp)
+      out.push_back({std::string(l.level) + ":lldp",
+                     with(l.lldp) + " and on (" + l.on + ") " + with(l.suspect)});
   }
   std::string alerts =
       std::string("alertname=~\"") + kAlerts + "\"" + (sel.empty() ? "" : ", " + sel);
@@ -198,8 +210,18 @@ std::vector<Suspect> suspectsFrom(
   for (const auto& l : kLevels) {
     std::map<std::string, double> whole, since;
     std::map<std::string, std::string> state;
+    std::map<std::string, std::pair<std::string, double>> named;  // the most reported switch
     if (l.whole)
       for (const auto& s : answer(std::string(l.level) + ":whole")) whole[keyOf(s, l.on)] = s.value;
+    if (l.lldp)
+      for (const auto& s : answer(std::string(l.level) + ":lldp")) {
+        std::string name = labelOf(s, "switch");
+        if (name.empty() || !std::isfinite(s.value)) continue;
+        auto [it, fresh] = named.try_emplace(keyOf(s, l.on), name, s.value);
+        if (!fresh && (s.value > it->second.second ||
+                       (s.value == it->second.second && name < it->second.first)))
+          it->second = {name, s.value};
+      }
     for (const auto& s : answer("alerts"))
       if (labelOf(s, "alertname") == l.alert) state[keyOf(s, l.on)] = labelOf(s, "alertstate");
     for (const auto& s : answer("alerts_since"))
@@ -220,6 +242,10 @@ std::vector<Suspect> suspectsFrom(
       if (auto it = whole.find(key); it != whole.end()) x.witnesses = it->second;
       if (auto it = state.find(key); it != state.end()) x.alert_state = it->second;
       if (auto it = since.find(key); it != since.end()) x.since = it->second;
+      if (auto it = named.find(key); it != named.end()) {
+        x.switch_name = it->second.first;
+        x.switch_nodes = it->second.second;
+      }
       word(x);
       out.push_back(std::move(x));
     }
@@ -280,9 +306,10 @@ std::string renderText(const Diagnosis& d) {
     if (s.level == "pair")
       o << s.instance << " -> " << (s.node.empty() ? s.peer : s.node);
     else if (s.level == "switch")
-      o << "leaf " << s.leaf;
+      o << "leaf " << s.leaf << (s.switch_name.empty() ? "" : " switch " + s.switch_name);
     else if (s.level == "rail_switch")
-      o << "leaf " << s.leaf << " rail " << s.rail;
+      o << "leaf " << s.leaf << " rail " << s.rail
+        << (s.switch_name.empty() ? "" : " switch " + s.switch_name);
     else if (s.level == "rail_plane")
       o << "rail " << s.rail;
     else
@@ -311,6 +338,8 @@ std::string renderJson(const Diagnosis& d) {
                         {"rail", &s.rail},
                         {"peer", &s.peer}})
       if (!v->empty()) j[k] = *v;
+    if (!s.switch_name.empty()) j["switch"] = s.switch_name;
+    if (s.switch_nodes) j["switch_nodes"] = *s.switch_nodes;
     if (s.witnesses) j["witnesses"] = *s.witnesses;
     if (!s.alert_state.empty()) j["alert_state"] = s.alert_state;
     if (s.since) j["since"] = isoTime(*s.since);

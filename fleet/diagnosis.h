@@ -26,6 +26,11 @@ struct Suspect {
   std::optional<double> since;      // Unix time the alert became active
   std::string summary;              // "12 of 13 probers fail to reach node-17 on rail 3"
   std::string advice;               // what to look at
+
+  // A switch level's switch as the nodes below it name it by LLDP (the one most of them report;
+  // empty where none does), and how many of them report it.
+  std::string switch_name;
+  std::optional<double> switch_nodes;
 };
 
 struct Diagnosis {

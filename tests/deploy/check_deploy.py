@@ -170,6 +170,9 @@ def check_rules(groups, families, recorded):
         if f is None or f < 5:
             problem(f"{where}: `for:` must be at least 5m in whole minutes or hours, "
                     f"not {r.get('for')!r}")
+        if "keep_firing_for" in r and minutes(str(r["keep_firing_for"])) is None:
+            problem(f"{where}: `keep_firing_for:` must be in whole minutes or hours (the "
+                    f"end-to-end test scales it), not {r['keep_firing_for']!r}")
         if r.get("labels", {}).get("severity") not in ("critical", "warning", "info"):
             problem(f"{where}: needs a severity label (critical, warning or info)")
         ann = r.get("annotations", {})

@@ -63,9 +63,9 @@ def matches(labels, want):
 
 
 # --- the shipped rules, faster ------------------------------------------------------------------
-# The end-to-end tests load deploy/prometheus's rule files with every `for:` and every range
-# selector in minutes or hours divided by `scale` (`for: 5m` -> `for: 5s` at 60); alerts.yml
-# promises to write durations that way and check_deploy.py checks it.
+# The end-to-end tests load deploy/prometheus's rule files with every `for:`, `keep_firing_for:`
+# and range selector in minutes or hours divided by `scale` (`for: 5m` -> `for: 5s` at 60);
+# alerts.yml promises to write durations that way and check_deploy.py checks it.
 
 def scale_duration(d, scale):
     m = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?", d)
@@ -75,7 +75,7 @@ def scale_duration(d, scale):
 
 
 def scaled_rules(text, scale):
-    text = re.sub(r"(?m)^(\s+for: )(\S+)$",
+    text = re.sub(r"(?m)^(\s+(?:for|keep_firing_for): )(\S+)$",
                   lambda m: m.group(1) + scale_duration(m.group(2), scale), text)
     return re.sub(r"\[(\d+[hm])\]", lambda m: "[" + scale_duration(m.group(1), scale) + "]", text)
 

@@ -5,7 +5,7 @@ each node on a peer-channel network and two rails cabled through one bridge per 
 network with a spine bridge per network between the leaves (leafspine_lab.py), its `leaf`
 topology label set, the tcp kind on the peer channel and the fabric kind (libfabric's tcp
 provider) on both rails; a real Prometheus with the shipped rules (recording.yml, alerts.yml,
-localisation.yml; every `for:` and range 30 times shorter) scraping them over a monitoring
+localisation.yml; every `for:`, `keep_firing_for:` and range 30 times shorter) scraping them over a monitoring
 network no fault touches, a real Alertmanager with the shipped inhibit_rules and a webhook
 receiver here.
 
@@ -19,8 +19,9 @@ Faults, one at a time, each repaired and everything resolved before the next:
 For each: the cause's alert reaches the webhook (the time is printed); every other alert that
 reaches Alertmanager is inhibited (GET /api/v2/alerts) and never reaches the webhook, except
 the few that the shipped rules leave uninhibited by design (UNINHIBITED, printed when seen);
-the listed symptoms are there and inhibited; after the repair the cause's alert reaches the
-webhook as resolved, Alertmanager holds no alert and Prometheus none firing. Every wait polls
+the listed symptoms are there and inhibited; after the repair no symptom reaches the webhook
+(the causes' keep_firing_for outlasts them), the cause's alert reaches the webhook as
+resolved, Alertmanager holds no alert and Prometheus none firing. Every wait polls
 what Prometheus and Alertmanager report; the deadlines only bound a failure.
 
 Usage: leafspine_e2e_test.py [--keep]   FW_BINARY, FW_SOURCE_DIR as for the other e2e tests;
@@ -279,7 +280,8 @@ class Test:
                     continue
                 if not allowed(labels) and mark + k >= repaired[0]:
                     # Un-inhibited once the cause resolved, before it resolved itself: the
-                    # rules' causes clear a round before their symptoms (docs/fleet.md).
+                    # causes' keep_firing_for is there to prevent it (docs/fleet.md, "After
+                    # the repair"); counted, and failed at the end of the run.
                     if labels not in leaked:
                         leaked.append(labels)
                     continue
@@ -323,8 +325,19 @@ class Test:
         repair_mark = repaired[0] = self.webhook.mark()
         repair()
 
+        # When the cause stopped firing in Prometheus, and when anything else it explains
+        # (not OWN_BEST, not UNINHIBITED) was last seen firing there: the hold's margin.
+        cause_gone, symptom_seen = [None], [None]
+
         def resolved():
             check_webhook()
+            now = time.monotonic()
+            firing = [a["labels"] for a in self.prom.alerts() if a["state"] == "firing"]
+            if any(not any(matches(l, w) for w in expected) and l["alertname"] not in OWN_BEST
+                   and l["alertname"] not in UNINHIBITED for l in firing):
+                symptom_seen[0] = now
+            if cause_gone[0] is None and not any(matches(l, w) for l in firing for w in expected):
+                cause_gone[0] = now
             fired = [l for s, l, _ in self.webhook.since(mark)
                      if s == "firing" and l["alertname"] not in OWN_BEST]
             if not all(self.webhook.seen("resolved", l, repair_mark) for l in fired):
@@ -333,7 +346,12 @@ class Test:
         self.wait_for(f"fault {number}: everything to resolve after the repair", resolved,
                       details=self.alert_summary)
         resolve_time = time.monotonic() - t1
-        log(f"fault {number}: resolved at the webhook {resolve_time:.1f}s after the repair")
+        margin = None if symptom_seen[0] is None else cause_gone[0] - symptom_seen[0]
+        log(f"fault {number}: resolved at the webhook {resolve_time:.1f}s after the repair; "
+            f"the cause stopped firing {cause_gone[0] - t1:.1f}s after it, "
+            + ("no symptom fired after the repair" if margin is None else
+               f"its symptoms {symptom_seen[0] - t1:.1f}s after it (the hold's margin: "
+               f"{margin:+.1f}s)"))
         self.wait_for(f"fault {number}: a healthy fleet again", self.healthy,
                       details=self.alert_summary)
         check_webhook()
@@ -347,7 +365,7 @@ class Test:
             log(f"fault {number}: uninhibited by design, reached the webhook: "
                 f"{labels['alertname']} {labels.get('instance', '')} "
                 f"({UNINHIBITED.get(labels['alertname'], 'the culprit')})")
-        return max(times), resolve_time, len(leaked)
+        return max(times), resolve_time, leaked, margin
 
     # the faults ------------------------------------------------------------------------------
 
@@ -463,7 +481,7 @@ def run(t):
     log(f"fleet healthy {time.monotonic() - started:.1f}s after the start")
     chosen = os.environ.get("FW_LEAFSPINE_FAULTS")
     chosen = {int(x) for x in chosen.split(",")} if chosen else None
-    results, failures = [], []
+    results, failures, leaks = [], [], []
     for number, title, inject, repair, expected, symptoms, allow_down in t.faults():
         if chosen and number not in chosen:
             continue
@@ -471,13 +489,17 @@ def run(t):
         if missing:
             failures.append(t.observe_fault(number, title, inject, repair, missing))
             continue
-        fire, resolve, leaked = t.run_fault(number, title, inject, repair, expected, symptoms,
-                                            allow_down)
-        results.append((number, title, fire, resolve, leaked))
-    for number, title, fire, resolve, leaked in results:
+        fire, resolve, leaked, margin = t.run_fault(number, title, inject, repair, expected,
+                                                    symptoms, allow_down)
+        results.append((number, title, fire, resolve, leaked, margin))
+    for number, title, fire, resolve, leaked, margin in results:
         log(f"fault {number} ({title}): at the webhook {fire:.1f}s after the fault, "
             f"resolved {resolve:.1f}s after the repair"
-            + (f", {leaked} symptom(s) notified after the repair" if leaked else ""))
+            + ("" if margin is None else f", the cause outlasting its symptoms by {margin:.1f}s")
+            + (f", {len(leaked)} symptom(s) notified after the repair" if leaked else ""))
+        leaks += [f"fault {number} ({title}): after the repair the webhook got "
+                  f"{describe(labels)}, uninhibited before it resolved" for labels in leaked]
+    failures += leaks
     if failures:
         raise Failure("\n".join(failures))
     log(f"PASS in {time.monotonic() - started:.1f}s")

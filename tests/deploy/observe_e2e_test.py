@@ -120,6 +120,19 @@ RECORDS_NOT_REPRODUCED = {
         "as peer_node:fabricwatch_topology_leaf:info",
     "cluster_leaf_rail:fabricwatch_localisation_rail_dark_elsewhere:count":
         "as peer_node:fabricwatch_topology_leaf:info",
+    # Switch names from LLDP (docs/fleet.md, "Switch names"): the lab runs no lldpd, so no NIC
+    # has a neighbour; the promtool LLDP cases cover them.
+    "instance_rail:fabricwatch_topology_rail_switch:info": "no lldpd in the lab",
+    "instance:fabricwatch_topology_other_switches:info": "no lldpd in the lab",
+    "instance:fabricwatch_topology_leaf_switch:info": "no lldpd in the lab",
+    "cluster_leaf_rail_switch:fabricwatch_topology_nodes:count":
+        "no lldpd in the lab, and no `leaf` label",
+    "cluster_leaf_rail_switch:fabricwatch_topology_nodes:max1h":
+        "as cluster_leaf_rail_switch:fabricwatch_topology_nodes:count",
+    "cluster_leaf_switch:fabricwatch_topology_nodes:count":
+        "no lldpd in the lab, and no `leaf` label",
+    "cluster_leaf_switch:fabricwatch_topology_nodes:max1h":
+        "as cluster_leaf_switch:fabricwatch_topology_nodes:count",
 }
 # Dashboard queries that cannot return data on a machine without a GPU, named one by one
 # (dashboard, panel title, refId): NCCL measures bandwidth only on GPUs. Every other NCCL

@@ -162,6 +162,68 @@ TEST(DiagnosisTest, ARailSwitchNamesItsLeafAndRailAfterTheLeafSwitch) {
       << renderText(d);
 }
 
+TEST(DiagnosisTest, ASwitchIsNamedByTheSwitchItsNodesReportByLldp) {
+  Answers a = fleetAnswers();
+  a.push_back({"rail_switch", {sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "1"}}, 5)}});
+  a.push_back(
+      {"rail_switch:whole", {sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "1"}}, 6)}});
+  // The most reported name wins; a tie goes to the first by name; another rail lends nothing.
+  a.push_back(
+      {"rail_switch:lldp",
+       {sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "1"}, {"switch", "sw-x"}}, 1),
+        sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "1"}, {"switch", "sw-r1"}}, 5),
+        sample({{"cluster", "c"}, {"leaf", "leaf-2"}, {"rail", "0"}, {"switch", "sw-r0"}}, 6)}});
+  a.push_back({"switch", {sample({{"cluster", "c"}, {"leaf", "leaf-3"}}, 4)}});
+  a.push_back({"switch:lldp",
+               {sample({{"cluster", "c"}, {"leaf", "leaf-3"}, {"switch", "sw-b"}}, 3),
+                sample({{"cluster", "c"}, {"leaf", "leaf-3"}, {"switch", "sw-a"}}, 3)}});
+  auto s = suspectsFrom(a);
+  ASSERT_GE(s.size(), 2u);
+  EXPECT_EQ(s[0].level, "switch");
+  EXPECT_EQ(s[0].switch_name, "sw-a");
+  EXPECT_EQ(s[0].summary,
+            "switch sw-a of leaf leaf-3: 4 nodes below leaf leaf-3 are unreachable or cut off");
+  EXPECT_EQ(s[1].level, "rail_switch");
+  EXPECT_EQ(s[1].switch_name, "sw-r1");
+  EXPECT_EQ(s[1].switch_nodes, 5);
+  EXPECT_EQ(s[1].summary,
+            "rail 1 switch sw-r1 of leaf leaf-2: rail 1 reaches no peer on 5 of 6 nodes below "
+            "leaf leaf-2 that measure it, and works elsewhere");
+  EXPECT_NE(s[1].advice.find("the switch of rail 1 for leaf leaf-2, sw-r1 by LLDP (in a"),
+            std::string::npos)
+      << s[1].advice;
+  Diagnosis d;
+  d.nodes = 12;
+  d.suspects = s;
+  EXPECT_NE(
+      renderText(d).find("critical  rail_switch  leaf leaf-2 rail 1 switch sw-r1  (cluster c)"),
+      std::string::npos)
+      << renderText(d);
+  auto j = nlohmann::json::parse(renderJson(d))["suspects"][1];
+  EXPECT_EQ(j["switch"], "sw-r1");
+  EXPECT_EQ(j["switch_nodes"], 5);
+  // Without LLDP answers a switch has no name, and the words say nothing of one.
+  auto plain = suspectsFrom(fleetAnswers());
+  for (const auto& x : plain) EXPECT_TRUE(x.switch_name.empty());
+  EXPECT_FALSE(nlohmann::json::parse(renderJson(d))["suspects"][2].contains("switch"));
+}
+
+TEST(DiagnosisTest, TheSwitchLevelsAskForTheirLldpNames) {
+  bool rail = false, leaf = false;
+  for (const auto& q : diagnosisQueries("c")) {
+    if (q.name == "rail_switch:lldp") {
+      rail = true;
+      EXPECT_EQ(q.promql,
+                "cluster_leaf_rail_switch:fabricwatch_topology_nodes:max1h{cluster=\"c\"} and on "
+                "(cluster, leaf, rail) "
+                "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect{cluster=\"c\"}");
+    }
+    if (q.name == "switch:lldp") leaf = true;
+  }
+  EXPECT_TRUE(rail);
+  EXPECT_TRUE(leaf);
+}
+
 TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {
   auto q = diagnosisQueries("a\"b\\c");
   ASSERT_FALSE(q.empty());

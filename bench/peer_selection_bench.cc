@@ -250,6 +250,7 @@ void BM_SimulateGroups(benchmark::State& state) {
 }
 BENCHMARK(BM_SimulateGroups)
     ->Args({1000, 8})
+    ->Args({1024, 8})  // 32 full leaves: the exact case
     ->Args({10000, 8})
     ->Iterations(1)
     ->Unit(benchmark::kSecond);

@@ -188,11 +188,17 @@ secret_file = "{secret_file}"
 interval = "{probe_interval}"
 peers_file = "{peers_file}"
 grace_period = "30s"
-# Every node probes all 11 others every round (k >= the ring's 16 positions): see docs/fleet.md,
-# "Tests", for why this fleet is a full mesh.
-peers_per_round = 16
-# A node whose peers are all down ends its round in well under the 2 s interval (11 probes at
-# once, each failing within 300 ms), so its series follow a fault within a round.
+# Topology groups by leaf (docs/peers.md, "With topology groups"), k = 10: all 5 leaf mates
+# (k_in = 5) and 5 of the other leaf's 6 a round. Not fewer: a leaf is half of this fleet, which
+# puts the rules' witnesses at exactly "half of the other peers", and once a leaf is dead its
+# nodes, failed, are re-probed every round, so the other leaf's probers see all 6 of them;
+# with k = 8 they saw 4 mates a round against those 6 (docs/fleet.md, "Tests").
+peers_per_round = 10
+topology_label = "leaf"
+topology_group = "leaf-{leaf_of(i)}"
+# A node whose peers are all down ends its round in well under the 2 s interval (its 10 and
+# last round's failures, at most all 11, at once, each failing within 300 ms), so its series
+# follow a fault within a round.
 workers = 16
 [probes.tcp]
 connect_timeout = "300ms"

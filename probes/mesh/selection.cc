@@ -46,25 +46,39 @@ std::optional<size_t> SelectionRing::position(std::string_view id) const {
   return std::nullopt;
 }
 
-uint64_t ringOffset(size_t n, uint64_t round, int k, uint64_t j) {
+namespace {
+
+// The walk of ring offsets for one ring size, round and k (see selection.h).
+struct OffsetWalk {
+  uint64_t others, m, base;
+  OffsetWalk(size_t n, uint64_t round, int k)
+      : others(n - 1),
+        m(SelectionRing::cycleLength(n)),
+        base(((round % m) * (static_cast<uint64_t>(k) % m)) % m) {}
   // Offsets walk a cycle of length M = bit_ceil(N-1), k per round. M depends on N only through
   // its power of two, so a join or leave does not reshuffle the schedule; raw offsets past
-  // N-1 fold back by M/2 onto ones visited in the same cycle (M/2 < N-1 <= M).
-  uint64_t others = n - 1;
-  uint64_t m = SelectionRing::cycleLength(n);
-  uint64_t base = ((round % m) * (static_cast<uint64_t>(k) % m)) % m;
-  uint64_t raw = (base + j) % m;
-  // Fold by M/2, not modulo N-1: the folded value then does not depend on N either.
-  return 1 + (raw < others ? raw : raw - m / 2);
+  // N-1 fold back by M/2 onto ones visited in the same cycle (M/2 < N-1 <= M). Folding by
+  // M/2, not modulo N-1, keeps the folded value independent of N too.
+  uint64_t at(uint64_t j) const {
+    uint64_t raw = (base + j) % m;
+    return 1 + (raw < others ? raw : raw - m / 2);
+  }
+};
+
+}  // namespace
+
+uint64_t ringOffset(size_t n, uint64_t round, int k, uint64_t j) {
+  return OffsetWalk(n, round, k).at(j);
 }
 
 std::vector<uint64_t> ringOffsets(size_t n, uint64_t round, int k) {
   std::vector<uint64_t> out;
   if (n < 2 || k <= 0) return out;
+  OffsetWalk walk(n, round, k);
   uint64_t count = std::min<uint64_t>(static_cast<uint64_t>(k), n - 1);
   out.reserve(count);
   for (uint64_t j = 0; j < count; ++j) {
-    uint64_t offset = ringOffset(n, round, k, j);
+    uint64_t offset = walk.at(j);
     if (std::find(out.begin(), out.end(), offset) == out.end()) out.push_back(offset);
   }
   return out;
@@ -72,8 +86,15 @@ std::vector<uint64_t> ringOffsets(size_t n, uint64_t round, int k) {
 
 std::vector<size_t> SelectionRing::targets(size_t pos, uint64_t round, int k) const {
   std::vector<size_t> out;
-  for (uint64_t offset : ringOffsets(ids_.size(), round, k))
-    out.push_back(static_cast<size_t>((pos + offset) % ids_.size()));
+  const size_t n = ids_.size();
+  if (n < 2 || k <= 0) return out;
+  OffsetWalk walk(n, round, k);
+  uint64_t count = std::min<uint64_t>(static_cast<uint64_t>(k), n - 1);
+  out.reserve(count);
+  for (uint64_t j = 0; j < count; ++j) {
+    size_t t = static_cast<size_t>((pos + walk.at(j)) % n);
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  }
   return out;
 }
 
@@ -189,9 +210,9 @@ std::vector<size_t> GroupedRing::targets(size_t pos, uint64_t round, int k) cons
   if (groups > 1 && share.out > 0 && out.size() < wanted) {
     const uint64_t ahead = groups - 1, ring = ahead * widest_ + 1;
     const int k_out = static_cast<int>(wanted - out.size());
-    const uint64_t cycle = SelectionRing::cycleLength(ring);
-    for (uint64_t i = 0; i < cycle && out.size() < wanted; ++i) {
-      uint64_t q = ringOffset(ring, round, k_out, i) - 1;
+    OffsetWalk walk(ring, round, k_out);
+    for (uint64_t i = 0; i < walk.m && out.size() < wanted; ++i) {
+      uint64_t q = walk.at(i) - 1;
       const Arc& t = arcs_[(j + 1 + q % ahead) % groups];
       // Both arcs padded to the larger: each slot of the target arc gets at most one prober
       // of this arc per offset; a slot past the target's members is a hole, passed over.

@@ -199,6 +199,8 @@ void PeerProber::runRound(uint64_t round) {
 
   // Selection runs over every listed member, pending ones included, so that all nodes work
   // from the same ring; a selected member that has not answered yet is knocked, not probed.
+  // A member's topology group is what its echo replies said: until one came it has none and
+  // counts as outside every group (selection.h).
   std::vector<Candidate> candidates;
   std::set<std::string> pending, active;
   Candidate self{opts_.channel.listen_address, opts_.group};

@@ -12,9 +12,27 @@
 //    are distinct and all nodes shift by the same ones);
 //  - churn: M changes only when N crosses a power of two, so a join or leave moves each target
 //    by at most one ring position (nodes whose arc spans the change), or not at all.
-// With topology groups, a node probes every member of its own group each round (full mesh
-// within a rack or rail) and keeps the ring targets that lie outside its group as the sample
-// across groups.
+// With topology groups (self.group set) the k peers are split: k_in = ceil(k/2) inside the
+// node's own group and k_out = k - k_in outside it, never more than k in all:
+//  - the fleet is arranged in arcs, one per group (groups in hash order, members in hash order
+//    within each); members whose group is not known yet ("") form one more arc;
+//  - inside: the arc is the group's ring, with the offsets above for its size g: every member
+//    is probed by exactly as many mates as the round has distinct offsets (k_in when
+//    k_in <= bit_ceil(g-1)/2), the same offsets for all, and by all g-1 of them within
+//    ceil(bit_ceil(g-1)/k_in) rounds. A group of k_in + 1 or fewer is probed in full, and its
+//    unused share goes outside;
+//  - outside: the offsets above on a ring of (G-1)*W + 1 (G arcs, W the largest), offset
+//    q = o-1 naming the arc a = 1 + q mod (G-1) ahead (a changes fastest, so one round's
+//    offsets reach different arcs) and a rotation b = q div (G-1): the member d-th in its arc
+//    (size g) probes slot (d + b) mod max(g, size) of that arc, a slot past its members being
+//    a hole that is passed over for the next offset of the walk. So each slot gets at most one
+//    prober per arc and offset, and a node gets exactly one per offset from an arc at least as
+//    large as its own: with groups of one size, exactly k_out distinct outsiders a round;
+//    otherwise at least the round's offsets from arcs no smaller than its own (k_out less the
+//    smaller arcs they hit) and at most the offsets used. Every outside pair is probed within
+//    ceil(bit_ceil((G-1)*W)/k_out) rounds;
+//  - k = 1 alternates: group mates on even rounds, outsiders on odd ones.
+// A node whose own group is not set (or not known) uses the plain ring over everyone.
 
 #include <cstdint>
 #include <optional>
@@ -42,13 +60,53 @@ class SelectionRing {
   std::vector<uint64_t> hashes_;
 };
 
+// Distinct ring offsets (1..n-1) used in `round` on a ring of n: the scheme above, at most k.
+std::vector<uint64_t> ringOffsets(size_t n, uint64_t round, int k);
+// The j-th raw offset of that walk (j < bit_ceil(n-1); the first k are the round's).
+uint64_t ringOffset(size_t n, uint64_t round, int k, uint64_t j);
+
 struct Candidate {
   std::string id;     // the identity every node uses for this member (its listed address)
   std::string group;  // topology group; empty when unknown or unused
 };
 
+// How a node with `mates` other members in its group splits its k peers (see above).
+struct GroupShares {
+  int in = 0;
+  int out = 0;
+};
+GroupShares groupShares(int k, uint64_t round, size_t mates, bool outsiders);
+
+// The arrangement used with topology groups (see above): arcs of groups, each member's targets
+// as positions. Built once per membership change; targets() is the per-round step.
+class GroupedRing {
+ public:
+  explicit GroupedRing(std::vector<Candidate> members);  // one entry per id, the first listed
+  size_t size() const { return order_.size(); }
+  const Candidate& at(size_t pos) const { return order_[pos]; }
+  std::optional<size_t> position(const Candidate& c) const;  // by id and group
+  // Positions probed by the member at `pos` in `round`: at most k, never pos itself.
+  std::vector<size_t> targets(size_t pos, uint64_t round, int k) const;
+
+ private:
+  struct Key {
+    uint64_t group_hash, id_hash;
+    size_t index;
+  };
+  struct Arc {
+    size_t start, size;
+  };
+  static bool less(const Key& a, const Candidate& ca, const Key& b, const Candidate& cb);
+  std::vector<Candidate> order_;  // arrangement order
+  std::vector<Key> keys_;
+  std::vector<Arc> arcs_;       // in arrangement order
+  std::vector<size_t> arc_of_;  // per position: its arc
+  size_t widest_ = 0;           // the largest group
+};
+
 // The peers `self` probes in `round`: pure, members + self + round -> peers. `members` may or
-// may not contain self. Topology groups are used when self.group is not empty.
+// may not contain self. Topology groups are used when self.group is not empty; at most k peers,
+// sorted.
 std::vector<std::string> selectPeers(const std::vector<Candidate>& members, const Candidate& self,
                                      uint64_t round, int k);
 

@@ -188,11 +188,18 @@ secret_file = "{secret_file}"
 interval = "{probe_interval}"
 peers_file = "{peers_file}"
 grace_period = "30s"
-# Every node probes all 11 others every round (k >= the ring's 16 positions): see docs/fleet.md,
-# "Tests", for why this fleet is a full mesh.
+# Topology groups by leaf (docs/peers.md, "With topology groups"), k = 16: all 5 leaf mates
+# (k_in = 8) and, with their unused share, all 6 of the other leaf every round. Not fewer: a leaf
+# is half of this fleet, which puts the rules' witnesses at exactly "half of the other peers",
+# and once a leaf is dead its nodes, failed, are re-probed every round, so the other leaf's
+# probers see all 6 of them; k = 8 failed the dead leaf, k = 10 once under load (docs/fleet.md,
+# "Tests").
 peers_per_round = 16
-# A node whose peers are all down ends its round in well under the 2 s interval (11 probes at
-# once, each failing within 300 ms), so its series follow a fault within a round.
+topology_label = "leaf"
+topology_group = "leaf-{leaf_of(i)}"
+# A node whose peers are all down ends its round in well under the 2 s interval (all 11 at
+# once, each failing within 300 ms), so its series
+# follow a fault within a round.
 workers = 16
 [probes.tcp]
 connect_timeout = "300ms"

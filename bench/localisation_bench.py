@@ -36,7 +36,9 @@ next, and Prometheus's head reached the machine's memory after about 8 minutes (
 whose evaluation outlasts the interval skip iterations, which lengthens the wait.
 
 Needs prometheus (Debian's prometheus package) and python3-yaml. 1,000 nodes: --wait 450 for
-the 5-minute alerts, --wait 1050 for FabricwatchNodeRailSlow's 15 minutes.
+the 5-minute alerts, --wait 1050 for FabricwatchNodeRailSlow's 15 minutes, about 1,500 for
+FabricwatchNodeRailBandwidthLow (its suspect needs 3 probers' bandwidth rounds, every 5
+minutes, then 15 minutes).
 """
 import argparse
 import http.server
@@ -65,7 +67,8 @@ RULES = [os.path.join(ROOT, "deploy/prometheus", f)
 ALERTMANAGER = os.path.join(ROOT, "deploy/alertmanager/alertmanager.yml")
 ALERT_OF = {"node": "FabricwatchNodeUnreachable", "cut_off": "FabricwatchNodeCutOff",
             "rail": "FabricwatchNodeRailUnreachable", "pair": "FabricwatchPairUnreachable",
-            "slow": "FabricwatchNodeRailSlow", "switch": "FabricwatchSwitchSuspect",
+            "slow": "FabricwatchNodeRailSlow", "bw": "FabricwatchNodeRailBandwidthLow",
+            "switch": "FabricwatchSwitchSuspect",
             "plane": "FabricwatchRailPlaneSuspect"}
 RECORD_OF = {
     "node": ("peer_node:fabricwatch_localisation_unreachable:suspect",
@@ -77,6 +80,8 @@ RECORD_OF = {
              lambda m: (m["instance"], m["peer_node"])),
     "slow": ("peer_node_rail:fabricwatch_localisation_rail_slow:suspect",
              lambda m: (m["peer_node"], m["rail"])),
+    "bw": ("peer_node_rail:fabricwatch_localisation_rail_bandwidth_low:suspect",
+           lambda m: (m["peer_node"], m["rail"])),
     "switch": ("cluster_leaf:fabricwatch_localisation_switch:suspect", lambda m: m["leaf"]),
     "plane": ("cluster_rail:fabricwatch_localisation_rail_plane:suspect", lambda m: m["rail"])}
 
@@ -250,7 +255,7 @@ def report(base, fleet, nodes, times, names):
     sw, pl = found["switch"], found["plane"]
     found["node"] = {x for x in found["node"] if leaf_of.get(x) not in sw}
     found["cut_off"] = {x for x in found["cut_off"] if inst_leaf.get(x) not in sw}
-    for level in ("rail", "slow"):
+    for level in ("rail", "slow", "bw"):
         found[level] = {x for x in found[level] if leaf_of.get(x[0]) not in sw and x[1] not in pl}
     firing = [s["metric"] for s in query(base, 'ALERTS{alertstate="firing"}')]
     left = inhibit(firing)
@@ -318,7 +323,7 @@ def main():
     exporter = Exporter(fleet, rounds_per_scrape=max(1, args.interval // 10))
     with exporter.cond:
         exporter.cond.wait_for(lambda: exporter.body is not None)
-    series = exporter.body.count(b"\n") - 5
+    series = exporter.body.count(b"\n") - 6
     print(f"fleet: {args.nodes} nodes, k = {args.k}, {args.rails} rails: {series} series "
           f"({series / args.nodes:.1f} per node, {exporter.size / 1e6:.1f} MB a scrape, "
           f"{exporter.render_s:.1f}s to simulate and render); {fleet.summary()}", flush=True)

@@ -5,8 +5,12 @@ import random
 
 TYPICAL = 0.00001    # a rail pair's one-way latency: 10 us (as tests/deploy/promtool's)
 SLOW = 0.0002        # a degraded NIC's: 200 us
+BEST = 2.4e10        # a rail pair's bandwidth: 24 GB/s (as tests/deploy/promtool's)
+LOW = 6e9            # a NIC trained at a quarter of its width
+BW_EVERY = 30        # a bandwidth round every 30 rounds (5 minutes), at a phase per node
+BW_PEERS = 2         # peers a rail in one bandwidth round (the default byte budget)
 PER_LEAF = 32        # nodes below one leaf switch
-LEVELS = ("node", "cut_off", "rail", "pair", "slow", "switch", "plane")
+LEVELS = ("node", "cut_off", "rail", "pair", "slow", "bw", "switch", "plane")
 
 
 def targets(pos, n, rnd, k):
@@ -53,11 +57,15 @@ class Fleet:
       - cut_off: 0.5% cut off (they reach no peer, no peer reaches them; they export);
       - rail: 1% with one rail down (every probe over it fails, both ways);
       - slow: 0.5% with one rail slow (200 us one way against 10 us);
+      - bw: 0.5% with one rail low in bandwidth (6 GB/s against 24 GB/s), latency fine;
       - pair: twice as many broken single paths (one direction, tcp) as nodes down, between
         healthy nodes;
       - plane: one rail failing on 90% of all pairs (no node fault is on that rail).
     Everything else fails 1% of the time at random, and latency jitters by -30% to +60% with
-    1% of samples tenfold (as the promtool noise case)."""
+    1% of samples tenfold (as the promtool noise case). Bandwidth: every 30 rounds, at a phase
+    per node, the first 2 peers of the round on every rail, kept until the next such round,
+    jittered by -30% to +10% with 1% of measurements at 30%; a pair whose latency failed has
+    none."""
 
     def __init__(self, n, rails, k, seed):
         self.n, self.rails, self.k = n, rails, k
@@ -68,6 +76,7 @@ class Fleet:
         self.prev = {a: {} for a in range(n)}    # prober -> {peer: up} of the previous round
         self.cur = {a: {} for a in range(n)}
         self.rail_cur = {a: {} for a in range(n)}  # prober -> {(peer, rail): latency or None}
+        self.bw_cur = {a: {} for a in range(n)}    # prober -> {(peer, rail): bytes/s}
         rng = self.rng
         self.plane = rng.randrange(rails)
         other_rails = [r for r in range(rails) if r != self.plane]
@@ -83,7 +92,8 @@ class Fleet:
         self.cut = set(nodes[per:2 * per])
         self.rail_bad = {(x, rng.choice(other_rails)) for x in nodes[2 * per:4 * per]}
         self.slow = {(x, rng.choice(other_rails)) for x in nodes[4 * per:5 * per]}
-        faulted = set(nodes[:5 * per]) | self.leaf_nodes
+        self.bw_low = {(x, rng.choice(other_rails)) for x in nodes[5 * per:6 * per]}
+        faulted = set(nodes[:6 * per]) | self.leaf_nodes
         healthy = [x for x in range(n) if x not in faulted]
         self.pair_bad = set()
         while len(self.pair_bad) < 2 * per:
@@ -128,6 +138,7 @@ class Fleet:
             if self.gone(a):
                 nxt[a] = {}
                 self.rail_cur[a] = {}
+                self.bw_cur[a] = {}
                 continue
             peers = [self.order[t] for t in targets(pos, self.n, self.round, self.k)]
             again = [b for b, up in self.cur[a].items() if not up and b not in peers]
@@ -137,6 +148,12 @@ class Fleet:
             failing = [b for b in peers if any(lat[(b, r)] is None for r in rails)]
             kept = (failing + [b for b in peers if b not in failing])[:self.k]
             self.rail_cur[a] = {(b, r): lat[(b, r)] for b in kept for r in rails}
+            if (self.round + a) % BW_EVERY == 0:
+                rnd = self.rng.random
+                self.bw_cur[a] = {
+                    (b, r): (LOW if (a, r) in self.bw_low or (b, r) in self.bw_low else BEST)
+                    * (0.3 if rnd() < 0.01 else 0.7 + 0.4 * rnd())
+                    for b in peers[:BW_PEERS] for r in rails if lat[(b, r)] is not None}
         self.prev, self.cur = self.cur, nxt
 
     def exposition(self, timestamp_ms=None):
@@ -147,7 +164,8 @@ class Fleet:
                "# TYPE fabricwatch_topology_info gauge",
                "# TYPE fabricwatch_probe_tcp_peer_up gauge",
                "# TYPE fabricwatch_probe_fabric_peer_rail_up gauge",
-               "# TYPE fabricwatch_probe_fabric_peer_rail_latency_seconds gauge"]
+               "# TYPE fabricwatch_probe_fabric_peer_rail_latency_seconds gauge",
+               "# TYPE fabricwatch_probe_fabric_peer_rail_bandwidth_bytes_per_second gauge"]
         add = out.append
         for a in range(self.n):
             if self.gone(a):
@@ -165,6 +183,9 @@ class Fleet:
                 if lat is not None:
                     add(f'fabricwatch_probe_fabric_peer_rail_latency_seconds{{{t},'
                         f'{self.peer[b]},rail="{r}"}} {lat:.4g}{ts}')
+            for (b, r), bw in self.bw_cur[a].items():
+                add(f'fabricwatch_probe_fabric_peer_rail_bandwidth_bytes_per_second{{{t},'
+                    f'{self.peer[b]},rail="{r}"}} {bw:.4g}{ts}')
         return "\n".join(out) + "\n"
 
     def keys(self):
@@ -180,6 +201,7 @@ class Fleet:
                 out.add(("rail", a, b, r))
                 if lat is not None:
                     out.add(("latency", a, b, r))
+            out.update(("bandwidth", a, b, r) for b, r in self.bw_cur[a])
         return out
 
     def truth(self):
@@ -189,11 +211,13 @@ class Fleet:
                 "rail": {(name(x), str(r)) for x, r in self.rail_bad},
                 "pair": {(inst(a), name(b)) for a, b in self.pair_bad},
                 "slow": {(name(x), str(r)) for x, r in self.slow},
+                "bw": {(name(x), str(r)) for x, r in self.bw_low},
                 "switch": {f"leaf-{lf:04d}" for lf in self.leaves_down},
                 "plane": {str(self.plane)}}
 
     def summary(self):
         return (f"planted {len(self.leaves_down)} leaves down ({len(self.leaf_nodes)} nodes), "
                 f"{len(self.down)} nodes down, {len(self.cut)} cut off, {len(self.rail_bad)} "
-                f"rails down, {len(self.slow)} rails slow, {len(self.pair_bad)} pairs, rail "
+                f"rails down, {len(self.slow)} rails slow, {len(self.bw_low)} rails low in bandwidth, "
+                f"{len(self.pair_bad)} pairs, rail "
                 f"{self.plane} failing on 90% of pairs; 1% of other probes fail")

@@ -15,7 +15,7 @@ constexpr const char* kAlerts =
     "FabricwatchSwitchSuspect|FabricwatchRailSwitchSuspect|FabricwatchRailPlaneSuspect|"
     "FabricwatchNodeCutOff|"
     "FabricwatchNodeUnreachable|FabricwatchNodeRailUnreachable|FabricwatchNodeRailSlow|"
-    "FabricwatchPairUnreachable";
+    "FabricwatchNodeRailBandwidthLow|FabricwatchPairUnreachable";
 
 // One level of localisation.yml: its suspect series, the series of its evidence's whole (the
 // witnesses), the labels that name a suspect, its alert, and for a switch the series that name
@@ -51,6 +51,9 @@ constexpr Level kLevels[] = {
     {"node_rail_slow", "peer_node_rail:fabricwatch_localisation_rail_slow:suspect",
      "peer_node_rail:fabricwatch_localisation_rail_slow_witness_probers:count",
      "cluster, peer_node, rail", "FabricwatchNodeRailSlow", "warning"},
+    {"node_rail_bandwidth", "peer_node_rail:fabricwatch_localisation_rail_bandwidth_low:suspect",
+     "peer_node_rail:fabricwatch_localisation_rail_bandwidth_witness_probers:count",
+     "cluster, peer_node, rail", "FabricwatchNodeRailBandwidthLow", "warning"},
     {"pair", "instance_peer:fabricwatch_localisation_pair_unreachable:suspect", nullptr,
      "cluster, job, instance, peer", "FabricwatchPairUnreachable", "warning"},
 };
@@ -159,6 +162,14 @@ void word(Suspect& s) {
                " is degraded, not down: its trained rate and width, its PCIe link, its error "
                "and retransmit counters, congestion (PFC pauses, ECN marks), then the cable and "
                "the switch port; jobs with ranks there run at its pace";
+  } else if (s.level == "node_rail_bandwidth") {
+    s.summary = of + " probers measure " + node + " on rail " + s.rail +
+                " at under 60% of the rail's best bandwidth";
+    s.advice = "the NIC of rail " + s.rail + " on " + node +
+               " moves less than its peers', and is not down: its trained rate and width, its "
+               "PCIe link (a slot trained at x8 halves it), its error and retransmit counters, "
+               "congestion (PFC pauses), then the cable and the switch port; jobs with ranks "
+               "there run at its pace";
   } else {
     s.summary = s.instance + " cannot reach " + node + " (" + s.peer +
                 "), while both reach their other peers";

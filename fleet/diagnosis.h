@@ -16,7 +16,7 @@ namespace fabricwatch::fleet {
 
 struct Suspect {
   std::string level;  // switch, rail_switch, rail_plane, node_cut_off, node_unreachable, node_rail,
-                      // node_rail_slow, pair (docs/fleet.md)
+                      // node_rail_slow, node_rail_bandwidth, pair (docs/fleet.md)
   std::string alert;  // the alert that fires for it: FabricwatchNodeUnreachable ...
   std::string severity;
   std::string cluster, leaf, node, instance, rail, peer;  // what the suspect's series name

@@ -14,6 +14,7 @@ UNREACHABLE = "peer_node:fabricwatch_localisation_unreachable:suspect"
 RAIL = "peer_node_rail:fabricwatch_localisation_rail_unreachable:suspect"
 PAIR = "instance_peer:fabricwatch_localisation_pair_unreachable:suspect"
 RAIL_SLOW = "peer_node_rail:fabricwatch_localisation_rail_slow:suspect"
+RAIL_BW = "peer_node_rail:fabricwatch_localisation_rail_bandwidth_low:suspect"
 SWITCH = "cluster_leaf:fabricwatch_localisation_switch:suspect"
 PLANE = "cluster_rail:fabricwatch_localisation_rail_plane:suspect"
 RAIL_SWITCH = "cluster_leaf_rail:fabricwatch_localisation_rail_switch:suspect"
@@ -40,6 +41,7 @@ def fleet_fabric():
         level(f"{UNREACHABLE}{{{C}}} {NODE_GROUP}", "node unreachable"),
         level(f"{RAIL}{{{C}}} {NODE_GROUP}", "rail of a node"),
         level(f"{RAIL_SLOW}{{{C}}} {NODE_GROUP}", "rail of a node slow"),
+        level(f"{RAIL_BW}{{{C}}} {NODE_GROUP}", "rail of a node low in bandwidth"),
         level(f"{PAIR}{{{C}}} {IN_GROUP}", "pair"),
     ])
     return dashboard(
@@ -72,6 +74,10 @@ def fleet_fabric():
             stat("Rails slow", f"count({RAIL_SLOW}{{{C}}} {NODE_GROUP}) or vector(0)",
                  "(node, rail) pairs most witnesses measure at over 4x the rail's typical "
                  "latency: degraded, not down (grey failure).", bad_at=1),
+            stat("Rails low in bandwidth", f"count({RAIL_BW}{{{C}}} {NODE_GROUP}) or vector(0)",
+                 "(node, rail) pairs most witnesses measure at under 60% of the rail's best "
+                 "bandwidth over the last 20 minutes: degraded, not down (grey failure).",
+                 bad_at=1),
             stat("Pairs", f"count({PAIR}{{{C}}} {IN_GROUP}) or vector(0)",
                  "Pairs that fail while both ends are fine with others: a route, ACL or "
                  "firewall rule.", bad_at=1),
@@ -132,4 +138,18 @@ def fleet_fabric():
                        "the rail's typical: a slow NIC shows in one node's column; over 4x the "
                        "typical from most witnesses is FabricwatchNodeRailSlow.", unit="s",
                        w=24),
+            timeseries("Fabric bandwidth on rail $rail (lowest pairs)",
+                       [q(f"bottomk(10, min by (instance, peer_node) (last_over_time("
+                          f"fabricwatch_probe_fabric_peer_rail_bandwidth_bytes_per_second{{{C}, "
+                          f"rail=\"$rail\"}}[20m]) {IN_GROUP}))",
+                          "{{instance}} -> {{peer_node}}"),
+                        q("max(cluster_rail:fabricwatch_probe_fabric_peer_rail_bandwidth_bytes"
+                          f"_per_second:p90{{{C}, rail=\"$rail\"}})", "the rail's best (p90)"),
+                        q("max(cluster_rail:fabricwatch_localisation_rail_bandwidth_low_"
+                          f"threshold:bytes_per_second{{{C}, rail=\"$rail\"}})",
+                          "low under (60% of the best)")],
+                       "The ten pairs with the lowest bandwidth on this rail in the last 20 "
+                       "minutes (each prober measures 2 peers a rail every bandwidth round), the "
+                       "rail's best and the line under which a pair is low: under it from most "
+                       "witnesses is FabricwatchNodeRailBandwidthLow.", unit="Bps", w=24),
         ])

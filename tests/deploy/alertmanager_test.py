@@ -90,6 +90,25 @@ ALERTS = [
       "rail": "3"}, False),
     ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n32", "leaf": "leaf-6",
       "rail": "2"}, False),
+    # Rail 4 of n40 is low in bandwidth: the probers' FabricwatchFabricBandwidthLow whose
+    # lowest pair is that rail go, and n40's own (its target labels); another prober's low
+    # bandwidth to n40 on rail 0, and one without a pair, stay. Rail 7's plane silences a
+    # bandwidth alert on rail 7, leaf-3's switch one below it.
+    ({**C, "alertname": "FabricwatchNodeRailBandwidthLow", "job": "fabricwatch",
+      "instance": "n40:19736", "peer_node": "n40", "rail": "4"}, False),
+    ({**C, "alertname": "FabricwatchFabricBandwidthLow", "job": "fabricwatch",
+      "instance": "n41:19736", "peer_node": "n40", "rail": "4"}, True),
+    ({**C, "alertname": "FabricwatchFabricBandwidthLow", "job": "fabricwatch",
+      "instance": "n40:19736"}, True),
+    ({**C, "alertname": "FabricwatchFabricBandwidthLow", "job": "fabricwatch",
+      "instance": "n42:19736", "peer_node": "n40", "rail": "0"}, False),
+    ({**C, "alertname": "FabricwatchFabricBandwidthLow", "job": "fabricwatch",
+      "instance": "n43:19736"}, False),
+    ({**C, "alertname": "FabricwatchRailPlaneSuspect", "rail": "7"}, False),
+    ({**C, "alertname": "FabricwatchNodeRailBandwidthLow", "job": "fabricwatch",
+      "instance": "n44:19736", "peer_node": "n44", "rail": "7"}, True),
+    ({**C, "alertname": "FabricwatchNodeRailBandwidthLow", "job": "fabricwatch",
+      "instance": "n25:19736", "peer_node": "n25", "leaf": "leaf-3", "rail": "1"}, True),
     # A rail cause silences nothing of its own node's other rails or its tcp symptoms.
     ({**C, "alertname": "FabricwatchNodeRailUnreachable", "peer_node": "n18", "rail": "3"},
      False),

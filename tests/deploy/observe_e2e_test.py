@@ -76,6 +76,8 @@ NOT_REPRODUCED = {
     "FabricwatchPairUnreachable": "needs one path that fails while both ends reach 2 others",
     "FabricwatchNodeRailSlow": "needs 3 witnesses whose other pairs on a rail are not slow, "
                                "measuring one node slow there",
+    "FabricwatchNodeRailBandwidthLow": "needs 3 witnesses whose other pairs on a rail are not "
+                                       "low, measuring one node low there",
     "FabricwatchSwitchSuspect": "needs `leaf` topology labels and most nodes of one leaf "
                                 "suspect; the lab's nodes share no switch",
     "FabricwatchRailPlaneSuspect": "needs a rail that fails on most pairs while tcp works",
@@ -105,6 +107,10 @@ RECORDS_NOT_REPRODUCED = {
         "needs a prober with fabric latency measured to a peer and its other pairs on the rail",
     "peer_node_rail:fabricwatch_localisation_rail_slow_witness_probers_slow:sum":
         "as peer_node_rail:fabricwatch_localisation_rail_slow_witness_probers:count",
+    "peer_node_rail:fabricwatch_localisation_rail_bandwidth_low:suspect":
+        "as FabricwatchNodeRailBandwidthLow",
+    "peer_node_rail:fabricwatch_localisation_rail_bandwidth_witness_probers_low:sum":
+        "needs a witness whose pair is under 60% of the rail's best",
     "peer_node:fabricwatch_topology_leaf:info": "the lab's nodes have no `leaf` label",
     "cluster_leaf:fabricwatch_topology_nodes:count": "as peer_node:fabricwatch_topology_leaf:info",
     "cluster_leaf:fabricwatch_localisation_nodes_suspect:count": "as FabricwatchSwitchSuspect",

@@ -224,6 +224,51 @@ TEST(DiagnosisTest, TheSwitchLevelsAskForTheirLldpNames) {
   EXPECT_TRUE(leaf);
 }
 
+TEST(DiagnosisTest, ARailLowInBandwidthNamesItsNodeAndRailAfterTheSlowRail) {
+  Answers a = fleetAnswers();
+  // The alert carries the node's job and instance too; it matches on cluster, node and rail.
+  a.push_back({"node_rail_bandwidth",
+               {sample({{"cluster", "c"}, {"peer_node", "n9"}, {"rail", "4"}}, 6),
+                sample({{"cluster", "c"}, {"peer_node", "n9"}, {"rail", "5"}}, 3)}});
+  a.push_back({"node_rail_bandwidth:whole",
+               {sample({{"cluster", "c"}, {"peer_node", "n9"}, {"rail", "4"}}, 7)}});
+  a.push_back(
+      {"node_rail_slow", {sample({{"cluster", "c"}, {"peer_node", "n8"}, {"rail", "1"}}, 5)}});
+  a.push_back({"alerts",
+               {sample({{"alertname", "FabricwatchNodeRailBandwidthLow"},
+                        {"alertstate", "pending"},
+                        {"cluster", "c"},
+                        {"job", "fabricwatch"},
+                        {"instance", "n9:19736"},
+                        {"peer_node", "n9"},
+                        {"rail", "4"}},
+                       1)}});
+  auto s = suspectsFrom(a);
+  std::vector<const Suspect*> bw;
+  size_t slow_at = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i].level == "node_rail_bandwidth") bw.push_back(&s[i]);
+    if (s[i].level == "node_rail_slow") slow_at = i;
+  }
+  ASSERT_EQ(bw.size(), 2u);
+  EXPECT_GT(bw[0] - s.data(), static_cast<long>(slow_at)) << "a warning after the slow rail";
+  EXPECT_EQ(bw[0]->alert, "FabricwatchNodeRailBandwidthLow");
+  EXPECT_EQ(bw[0]->severity, "warning");
+  EXPECT_EQ(bw[0]->rail, "4");
+  EXPECT_EQ(bw[0]->summary,
+            "6 of 7 probers measure n9 on rail 4 at under 60% of the rail's best bandwidth");
+  EXPECT_NE(bw[0]->advice.find("PCIe link"), std::string::npos);
+  EXPECT_EQ(bw[0]->alert_state, "pending");
+  EXPECT_EQ(bw[1]->summary,
+            "3 probers measure n9 on rail 5 at under 60% of the rail's best bandwidth");
+  EXPECT_FALSE(bw[1]->witnesses) << "rail 5 has no whole";
+  EXPECT_EQ(bw[1]->alert_state, "") << "the alert is rail 4's";
+  bool asked = false;
+  for (const auto& q : diagnosisQueries("c"))
+    if (q.promql.find("FabricwatchNodeRailBandwidthLow") != std::string::npos) asked = true;
+  EXPECT_TRUE(asked) << "its alert's state is asked for";
+}
+
 TEST(DiagnosisTest, AClusterIsSelectedAsAPromqlString) {
   auto q = diagnosisQueries("a\"b\\c");
   ASSERT_FALSE(q.empty());

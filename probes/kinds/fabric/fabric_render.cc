@@ -186,9 +186,11 @@ core::Value fabricFacts(const KindView& view) {
 
 namespace {
 
-// Per rail, and per (peer, rail) for at most P = probe.peers_per_round peers of the latest run:
-// at R rails and K = min(R, rails_per_round), 9 R + 2 P K series (8 rails, 8 peers: 200;
-// docs/peers.md, "Series bound").
+// Per rail, per (peer, rail) for at most P = probe.peers_per_round peers of the latest run, and
+// per (peer, rail) for at most kBandwidthPairPeers peers of the latest bandwidth round: at R
+// rails and K = min(R, rails_per_round), 7 R + 2 P K + 2 K series (8 rails, 8 peers: 200;
+// docs/peers.md, "Series bound"). What PromQL derives from the pair series is not exported
+// per rail (the median of the pairs' medians, the lowest bandwidth).
 void railMetrics(const KindView& view, core::MetricFamilies& out) {
   using core::addSample;
   const auto& t = totalsAs<FabricTotals>(view);
@@ -202,7 +204,7 @@ void railMetrics(const KindView& view, core::MetricFamilies& out) {
   out.push_back(std::move(info));
 
   struct Agg {
-    std::vector<double> p50;
+    int64_t measured = 0;
     double p99 = 0;
     int64_t missing = 0;
   };
@@ -242,7 +244,7 @@ void railMetrics(const KindView& view, core::MetricFamilies& out) {
       if (series) addSample(up, l, rr.latency ? 1 : 0);
       if (!rr.latency) continue;
       if (series) addSample(lat, l, rr.latency->p50);
-      a.p50.push_back(rr.latency->p50);
+      ++a.measured;
       a.p99 = std::max(a.p99, rr.latency->p99);
     }
   }
@@ -251,34 +253,38 @@ void railMetrics(const KindView& view, core::MetricFamilies& out) {
 
   auto rl = core::gaugeFamily(
       "fabricwatch_probe_fabric_rail_latency_seconds",
-      "One-way latency on the rail over the peers of the latest fabric run: quantile 0.5 the "
-      "median of their medians, 0.99 the highest of their p99s.");
+      "One-way latency on the rail over the peers of the latest fabric run: quantile 0.99, the "
+      "highest of their p99s (their medians are fabricwatch_probe_fabric_peer_rail_latency_"
+      "seconds).");
   auto missing = core::gaugeFamily(
       "fabricwatch_probe_fabric_rail_peers_missing",
       "Peers of the latest fabric run that have no such rail (rail_missing: not a failure).");
   for (auto& [rail, a] : agg) {
     std::string r = std::to_string(rail);
     addSample(missing, {{"rail", r}}, static_cast<double>(a.missing));
-    if (a.p50.empty()) continue;
-    std::sort(a.p50.begin(), a.p50.end());
-    size_t n = a.p50.size();
-    double median = n % 2 ? a.p50[n / 2] : (a.p50[n / 2 - 1] + a.p50[n / 2]) / 2;
-    addSample(rl, {{"rail", r}, {"quantile", "0.5"}}, median);
+    if (a.measured == 0) continue;
     addSample(rl, {{"rail", r}, {"quantile", "0.99"}}, a.p99);
   }
   out.push_back(std::move(rl));
   out.push_back(std::move(missing));
 
+  // Bandwidth per (peer, rail): what tells a node's slow rail from its peer's (docs/fleet.md,
+  // "Grey failure in bandwidth"). The latest bandwidth round's, kept until the next one like
+  // the per-peer gauge; the rules keep a window of rounds (last_over_time), so the daemon
+  // holds no history. At most kBandwidthPairPeers peers per rail, in the order measured
+  // (the round's byte budget: bandwidth_round_bytes / bandwidth_bytes, 2 by default).
   auto bw = core::gaugeFamily(
-      "fabricwatch_probe_fabric_rail_bandwidth_min_bytes_per_second",
-      "The lowest bandwidth to a peer on the rail in the latest round that measured bandwidth "
-      "(every probes.fabric.bandwidth_interval).");
-  std::map<uint32_t, double> worst;
+      "fabricwatch_probe_fabric_peer_rail_bandwidth_bytes_per_second",
+      "Bandwidth to the peer on the rail in the latest round that measured bandwidth (every "
+      "probes.fabric.bandwidth_interval); kept until the next such round.");
+  std::map<uint32_t, uint32_t> per_rail;
   for (const auto& b : t.bandwidth) {
-    auto it = worst.find(b.rail);
-    if (it == worst.end() || b.bytes_per_second < it->second) worst[b.rail] = b.bytes_per_second;
+    if (per_rail[b.rail]++ >= kBandwidthPairPeers) continue;
+    addSample(
+        bw,
+        {{"peer", b.peer.address}, {"peer_node", b.peer.node}, {"rail", std::to_string(b.rail)}},
+        b.bytes_per_second);
   }
-  for (const auto& [rail, v] : worst) addSample(bw, {{"rail", std::to_string(rail)}}, v);
   out.push_back(std::move(bw));
 
   auto fails = core::counterFamily(

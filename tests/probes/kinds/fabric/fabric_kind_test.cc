@@ -147,6 +147,11 @@ TEST_F(FabricKindTest, MeasuresLatencyAndBandwidthAndCachesTheNameUntilThePeerRe
             std::string::npos);
   EXPECT_NE(m.find("fabricwatch_probe_fabric_peer_bandwidth_bytes_per_second{peer=" + b_addr),
             std::string::npos);
+  // The same measurement per (peer, rail), which localisation reads (docs/fleet.md).
+  EXPECT_NE(m.find("fabricwatch_probe_fabric_peer_rail_bandwidth_bytes_per_second{peer=" + b_addr +
+                   ",peer_node=b,rail=0,}"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("fabricwatch_probe_fabric_latency_seconds{} 50"), std::string::npos);
   EXPECT_NE(m.find("fabricwatch_probe_fabric_available{reason=,} 1"), std::string::npos);
   // b served both sessions (its totals are taken at its own rounds).

@@ -67,10 +67,6 @@ struct OffsetWalk {
 
 }  // namespace
 
-uint64_t ringOffset(size_t n, uint64_t round, int k, uint64_t j) {
-  return OffsetWalk(n, round, k).at(j);
-}
-
 std::vector<uint64_t> ringOffsets(size_t n, uint64_t round, int k) {
   std::vector<uint64_t> out;
   if (n < 2 || k <= 0) return out;

@@ -62,8 +62,6 @@ class SelectionRing {
 
 // Distinct ring offsets (1..n-1) used in `round` on a ring of n: the scheme above, at most k.
 std::vector<uint64_t> ringOffsets(size_t n, uint64_t round, int k);
-// The j-th raw offset of that walk (j < bit_ceil(n-1); the first k are the round's).
-uint64_t ringOffset(size_t n, uint64_t round, int k, uint64_t j);
 
 struct Candidate {
   std::string id;     // the identity every node uses for this member (its listed address)

@@ -138,12 +138,12 @@ struct FabricState {
   std::vector<RailState> rails;
 };
 
-// A peer's bandwidth in the latest round that measured any (kept until the next such round:
-// bandwidth runs every bandwidth_interval, and its byte budget bounds the peers of one round).
 // Peers per rail of the latest bandwidth round with a per-(peer, rail) bandwidth series (the
 // default byte budget's 2): the rest stay in the facts and /api/v1/peers.
 inline constexpr uint32_t kBandwidthPairPeers = 2;
 
+// A peer's bandwidth in the latest round that measured any (kept until the next such round:
+// bandwidth runs every bandwidth_interval, and its byte budget bounds the peers of one round).
 struct BandwidthSample {
   PeerInfo peer;
   uint32_t rail = 0;

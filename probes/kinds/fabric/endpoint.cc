@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 
 #include "core/log.h"
 #include "probes/kinds/fabric/libfabric.h"
@@ -283,7 +284,15 @@ std::optional<FabricError> Endpoint::build(const EndpointOptions& opts) {
   return std::nullopt;
 }
 
+void keepForever(std::shared_ptr<void> p) {
+  static std::mutex mu;
+  static auto* kept = new std::vector<std::shared_ptr<void>>();
+  std::lock_guard lock(mu);
+  kept->push_back(std::move(p));
+}
+
 Endpoint::~Endpoint() {
+  if (!orphans_.empty() && ep_) abandon();  // closing it could crash the provider (orphan())
   // Children before parents: endpoint, its AV and CQ, then the domain and fabric.
   if (ep_) fi_close(&ep_->fid);
   if (av_) fi_close(&av_->fid);
@@ -370,6 +379,13 @@ ssize_t Endpoint::inject(const Buffer& b, size_t len, fi_addr_t dest) {
 void Endpoint::cancel(void* context) { fi_cancel(&ep_->fid, context); }
 
 void Endpoint::abandon() {
+  for (auto& o : orphans_) keepForever(std::move(o.storage));
+  orphans_.clear();
+  // The objects stay reachable, as a leak kept on purpose (LeakSanitizer scans what is kept).
+  struct Fids {
+    void *ep, *av, *cq, *domain, *fabric;
+  };
+  keepForever(std::make_shared<Fids>(Fids{ep_, av_, cq_, domain_, fabric_}));
   ep_ = nullptr;
   av_ = nullptr;
   cq_ = nullptr;
@@ -382,18 +398,49 @@ void Endpoint::closeEndpoint() {
   ep_ = nullptr;
 }
 
+void Endpoint::orphan(std::vector<void*> in_flight, std::shared_ptr<void> storage) {
+  if (in_flight.empty()) return;
+  orphans_.push_back({std::move(in_flight), std::move(storage)});
+}
+
+bool Endpoint::dropOrphan(void* context) {
+  for (auto it = orphans_.begin(); it != orphans_.end(); ++it) {
+    auto pos = std::find(it->in_flight.begin(), it->in_flight.end(), context);
+    if (pos == it->in_flight.end()) continue;
+    it->in_flight.erase(pos);
+    if (it->in_flight.empty()) orphans_.erase(it);
+    return true;
+  }
+  return false;
+}
+
+void Endpoint::drainOrphans() {
+  // Between sessions nothing else is in flight: whatever else completes is dropped too.
+  for (int i = 0; i < 64 && !orphans_.empty() && ep_; ++i) {
+    Completion c[16];
+    FabricError err;
+    void* failed = nullptr;
+    (void)poll(c, 16, &err, &failed);
+    if (cq_read_ == 0) break;
+  }
+}
+
 ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** failed_context) {
   fi_cq_msg_entry entries[16];
   ssize_t n = fi_cq_read(cq_, entries, std::min<size_t>(max, 16));
+  cq_read_ = n > 0 ? static_cast<size_t>(n) : 0;
   if (n > 0) {
+    ssize_t kept = 0;
     for (ssize_t i = 0; i < n; ++i) {
-      out[i].context = entries[i].op_context;
-      out[i].flags = entries[i].flags;
-      out[i].len = entries[i].len >= facts_.msg_prefix_size
-                       ? entries[i].len - facts_.msg_prefix_size
-                       : entries[i].len;
+      if (!orphans_.empty() && dropOrphan(entries[i].op_context)) continue;
+      out[kept].context = entries[i].op_context;
+      out[kept].flags = entries[i].flags;
+      out[kept].len = entries[i].len >= facts_.msg_prefix_size
+                          ? entries[i].len - facts_.msg_prefix_size
+                          : entries[i].len;
+      ++kept;
     }
-    return n;
+    return kept;
   }
   if (n == -FI_EAGAIN) return 0;
   if (n == -FI_EAVAIL) {
@@ -403,6 +450,8 @@ ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** f
       *error = libfabricError("fi_cq_readerr", static_cast<int>(r));
       return r;
     }
+    cq_read_ = 1;
+    if (!orphans_.empty() && dropOrphan(err.op_context)) return 0;  // a failed session's
     const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
     *error = libfabricError("completion", err.err, detail ? detail : "");
     *failed_context = err.op_context;

@@ -401,8 +401,8 @@ void fabricMetrics(const KindView& view, core::MetricFamilies& out) {
   out.push_back(std::move(skipped));
   auto reopen = core::counterFamily(
       "fabricwatch_probe_fabric_endpoint_reopens_total",
-      "Fabric endpoints closed and opened anew after a failed session, by side (prober, "
-      "responder).");
+      "Fabric endpoints replaced after a failed session that left operations in flight (the "
+      "old one retired, closed once they have completed), by side (prober, responder).");
   addSample(reopen, {{"side", "prober"}}, static_cast<double>(s.reopened));
   addSample(reopen, {{"side", "responder"}}, static_cast<double>(s.responder.reopened));
   out.push_back(std::move(reopen));

@@ -26,15 +26,28 @@ void Initiator::close() {
   addrs_.clear();
   lru_.clear();
   ep_.reset();
+  retired_.stop();
 }
 
-void Initiator::failed() {
-  close();
-  last_attempt_.reset();  // open again at the next use
+void Initiator::failed(Measurement& m, std::optional<Buffer> session_tx) {
+  if (m.quiesced) return;  // nothing of it in flight: the endpoint serves the next as it is
+  struct Kept {
+    std::optional<Buffer> session_tx, tx, rx;  // what its operations may still use
+  };
+  ep_->orphan(std::move(m.in_flight), std::move(m.contexts));
+  retired_.add(std::move(ep_),
+               std::make_shared<Kept>(Kept{std::move(session_tx), std::move(tx_), std::move(rx_)}));
+  tx_.reset();
+  rx_.reset();
+  addrs_.clear();
+  lru_.clear();
+  last_attempt_.reset();  // a new endpoint at the next use
 }
 
 std::optional<FabricError> Initiator::ensureOpen() {
+  if (!retired_.empty()) retired_.settle();
   if (ep_) return std::nullopt;
+  if (retired_.full()) return retired_.fullError();
   auto now = Clock::now();
   if (last_attempt_ && now - *last_attempt_ < retry_) return open_error_;
   last_attempt_ = now;
@@ -90,7 +103,7 @@ Measurement Initiator::latency(fi_addr_t peer, const SessionSpec& spec, uint32_t
     return m;
   }
   m = runLatency(*ep_, *tx_, *rx_, peer, spec, warmup, deadline, stopping);
-  if (m.error) failed();
+  if (m.error) failed(m, std::nullopt);
   return m;
 }
 
@@ -110,11 +123,7 @@ Measurement Initiator::bandwidth(fi_addr_t peer, const SessionSpec& spec, uint32
     return m;
   }
   m = runBandwidth(*ep_, *tx, *rx_, peer, spec, warmup, deadline, stopping);
-  if (m.error) {
-    ep_->closeEndpoint();  // before the buffer goes
-    tx.reset();
-    failed();
-  }
+  if (m.error) failed(m, std::move(tx));  // a send still in flight keeps its buffer
   return m;
 }
 

@@ -1,9 +1,12 @@
 #pragma once
 // The probing side of the fabric probe: this node's prober endpoint with its latency buffers,
 // opened once and kept, and the responders' addresses in its AV (by endpoint name, bounded).
-// A session that fails takes the endpoint with it (what was in flight dies); the next use opens
-// a new one. An endpoint that cannot be opened (no provider, no device) is tried again at most
-// every `retry`. Used by one thread at a time (the fabric kind's).
+// A failed session whose operations all completed or were canceled keeps the endpoint; one
+// that left something in flight (a send cannot be canceled) takes a new one and retires the
+// old (RetiredEndpoints says why and for how long; the crash it avoids: a prober's 32 MiB
+// ping that timed out, observe e2e under ASan).
+// An endpoint that cannot be opened (no provider, no device) is tried again at most every
+// `retry`. Used by one thread at a time (the fabric kind's).
 
 #include <chrono>
 #include <list>
@@ -14,6 +17,7 @@
 
 #include "probes/kinds/fabric/endpoint.h"
 #include "probes/kinds/fabric/pingpong.h"
+#include "probes/kinds/fabric/retired_endpoints.h"
 
 namespace fabricwatch::probes::fabric {
 
@@ -31,13 +35,14 @@ class Initiator {
   const ProviderFacts& facts() const { return facts_; }
   const std::optional<FabricError>& openError() const { return open_error_; }
   uint64_t reopened() const { return reopened_; }
+  size_t retired() const { return retired_.size(); }
   const std::string& name() const;
 
   // A responder's endpoint in the AV, inserted once per name.
   std::optional<fi_addr_t> address(const std::string& responder, std::optional<FabricError>& error);
   void forget(const std::string& responder);
 
-  // One measurement with a responder that accepted `spec`. A failed one closes the endpoint.
+  // One measurement with a responder that accepted `spec`.
   Measurement latency(fi_addr_t peer, const SessionSpec& spec, uint32_t warmup,
                       Clock::time_point deadline, const std::atomic<bool>* stopping);
   Measurement bandwidth(fi_addr_t peer, const SessionSpec& spec, uint32_t warmup,
@@ -45,7 +50,8 @@ class Initiator {
 
  private:
   void close();
-  void failed();
+  // After a failed session: orphans what it left in flight, with `session_tx` (bandwidth).
+  void failed(Measurement& m, std::optional<Buffer> session_tx);
 
   EndpointOptions opts_;
   size_t latency_size_;
@@ -59,6 +65,7 @@ class Initiator {
   uint64_t reopened_ = 0;
   std::list<std::string> lru_;
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
+  RetiredEndpoints retired_;
 };
 
 }  // namespace fabricwatch::probes::fabric

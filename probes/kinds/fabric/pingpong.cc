@@ -3,6 +3,7 @@
 #include <rdma/fi_errno.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <mutex>
 #include <random>
@@ -44,6 +45,7 @@ class Waiter {
     ssize_t n = ep_.poll(c, 16, &err, &failed);
     if (n < 0) {
       error_ = std::move(err);
+      failed_ = failed;
       return false;
     }
     for (ssize_t i = 0; i < n; ++i) on(c[i]);
@@ -90,6 +92,8 @@ class Waiter {
   }
 
   std::optional<FabricError>& error() { return error_; }
+  // The operation whose failed completion ended the session (done, not in flight), if one did.
+  void* failedContext() const { return failed_; }
   void setDeadline(Clock::time_point deadline) { deadline_ = deadline; }
 
  private:
@@ -102,6 +106,7 @@ class Waiter {
   bool yielded_ = false;  // the last poll came right after a yield
   int shared_ = 0;        // > 0: the peer seems to share this core (see above)
   std::optional<FabricError> error_;
+  void* failed_ = nullptr;
 };
 
 // After a failed session: cancels what is still posted and reads the completion queue until
@@ -194,25 +199,36 @@ Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr
   Measurement m;
   if (spec.count > warmup) m.rtt_seconds.reserve(spec.count - warmup);
   Waiter w(ep, deadline, stopping);
-  fi_context2 rx_ctx{}, tx_ctx{};
+  // On the heap: what a failed session leaves in flight keeps its contexts (Endpoint::orphan).
+  auto contexts = std::make_shared<std::array<fi_context2, 2>>();
+  fi_context2& rx_ctx = (*contexts)[0];
+  fi_context2& tx_ctx = (*contexts)[1];
   bool got_rx = false, got_tx = false;
+  bool rx_pending = false, tx_pending = false;  // posted, not completed: what a failure leaves
   size_t rx_len = 0;
   auto on = [&](const Completion& c) {
     if (c.context == &rx_ctx) {
       got_rx = true;
+      rx_pending = false;
       rx_len = c.len;
     } else if (c.context == &tx_ctx) {
       got_tx = true;
+      tx_pending = false;
     }
   };
-  const bool inject = ep.canInject(spec.size);
+  const bool inject = ep.canInject(spec.size);  // an injected send has no completion
   auto post_rx = [&] {
-    return w.post(
+    rx_pending = w.post(
         "fi_recv", [&] { return ep.postRecv(rx, spec.size, &rx_ctx); }, on);
+    return rx_pending;
   };
   auto fail = [&] {
     m.error = w.error();
-    m.quiesced = quiesce(ep, {&rx_ctx, &tx_ctx}, std::chrono::milliseconds(100), m.in_flight);
+    std::vector<void*> posted;
+    if (rx_pending && w.failedContext() != &rx_ctx) posted.push_back(&rx_ctx);
+    if (tx_pending && w.failedContext() != &tx_ctx) posted.push_back(&tx_ctx);
+    m.quiesced = quiesce(ep, posted, std::chrono::milliseconds(100), m.in_flight);
+    m.contexts = contexts;
     return m;
   };
   if (!post_rx()) return fail();
@@ -228,6 +244,7 @@ Measurement runLatency(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_addr
                         "fi_inject", [&] { return ep.inject(tx, spec.size, peer); }, on)
                   : w.post(
                         "fi_send", [&] { return ep.postSend(tx, spec.size, peer, &tx_ctx); }, on);
+    tx_pending = ok && !inject;
     while (ok && !(got_rx && got_tx)) {
       ok = w.poll(on);
       uint64_t seq = 0;
@@ -252,28 +269,47 @@ Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_ad
                          const std::atomic<bool>* stopping) {
   Measurement m;
   Waiter w(ep, deadline, stopping);
-  std::vector<fi_context2> tx_ctx(spec.window);
-  fi_context2 ack_ctx{};
+  // On the heap, as in runLatency.
+  struct Contexts {
+    explicit Contexts(size_t window) : tx(window) {}
+    std::vector<fi_context2> tx;
+    fi_context2 ack{};
+  };
+  auto contexts = std::make_shared<Contexts>(spec.window);
+  std::vector<fi_context2>& tx_ctx = contexts->tx;
+  fi_context2& ack_ctx = contexts->ack;
   uint32_t sent_done = 0;
   bool got_ack = false;
+  bool ack_pending = false;                      // posted, not completed
+  std::vector<char> tx_pending(spec.window, 0);  // by context, as ack_pending
   size_t ack_len = 0;
+  const auto first_tx = reinterpret_cast<uintptr_t>(tx_ctx.data());
   auto on = [&](const Completion& c) {
     if (c.context == &ack_ctx) {
       got_ack = true;
+      ack_pending = false;
       ack_len = c.len;
-    } else {
+      return;
+    }
+    auto at = (reinterpret_cast<uintptr_t>(c.context) - first_tx) / sizeof(fi_context2);
+    if (reinterpret_cast<uintptr_t>(c.context) >= first_tx && at < tx_ctx.size()) {
+      tx_pending[at] = 0;
       ++sent_done;  // one of this window's sends
     }
   };
   auto post_ack = [&] {
-    return w.post(
+    ack_pending = w.post(
         "fi_recv", [&] { return ep.postRecv(rx, kHeaderBytes, &ack_ctx); }, on);
+    return ack_pending;
   };
   auto fail = [&] {
     m.error = w.error();
-    std::vector<void*> posted = {&ack_ctx};
-    for (auto& c : tx_ctx) posted.push_back(&c);
+    std::vector<void*> posted;
+    if (ack_pending && w.failedContext() != &ack_ctx) posted.push_back(&ack_ctx);
+    for (size_t j = 0; j < tx_ctx.size(); ++j)
+      if (tx_pending[j] && w.failedContext() != &tx_ctx[j]) posted.push_back(&tx_ctx[j]);
     m.quiesced = quiesce(ep, posted, std::chrono::milliseconds(100), m.in_flight);
+    m.contexts = contexts;
     return m;
   };
   if (!post_ack()) return fail();
@@ -284,9 +320,11 @@ Measurement runBandwidth(Endpoint& ep, const Buffer& tx, const Buffer& rx, fi_ad
     sent_done = 0;
     got_ack = false;
     bool ok = true;
-    for (uint32_t j = 0; ok && j < spec.window; ++j)
+    for (uint32_t j = 0; ok && j < spec.window; ++j) {
       ok = w.post(
           "fi_send", [&] { return ep.postSend(tx, spec.size, peer, &tx_ctx[j]); }, on);
+      tx_pending[j] = ok;
+    }
     while (ok && !(got_ack && sent_done >= spec.window)) {
       ok = w.poll(on);
       uint64_t seq = 0;

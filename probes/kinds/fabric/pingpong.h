@@ -16,6 +16,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -60,6 +61,7 @@ struct Measurement {
   // if not, the contexts of those still in flight.
   bool quiesced = false;
   std::vector<void*> in_flight;
+  std::shared_ptr<void> contexts;  // the session's contexts, which in_flight points into
 };
 
 // Reads the endpoint's completions (a bounded number) and drops the contexts that completed,

@@ -7,8 +7,6 @@ namespace {
 
 constexpr size_t kMaxClients = 256;  // addresses kept in the responder's AV
 constexpr auto kRetryOpen = std::chrono::seconds(30);
-constexpr size_t kMaxRetired = 4;
-constexpr auto kRetiredFor = std::chrono::seconds(30);
 constexpr auto kRetiredPoll = std::chrono::milliseconds(200);
 
 }  // namespace
@@ -36,7 +34,7 @@ void Responder::stop() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
-  settleRetired(true);
+  retired_.stop();
   std::lock_guard lock(mu_);
   if (ep_) ep_->closeEndpoint();  // a prepared session's receives end before its buffers go
   session_.reset();
@@ -84,39 +82,14 @@ void Responder::reopen() {
 
 void Responder::retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
                        std::vector<void*> in_flight) {
-  retired_.push_back({std::move(ep), std::move(session), std::move(in_flight), std::nullopt});
-}
-
-void Responder::settleRetired(bool stopping) {
-  const auto now = Clock::now();
-  for (auto it = retired_.begin(); it != retired_.end();) {
-    Retired& r = *it;
-    if (!r.in_flight.empty()) drainCompletions(*r.ep, r.in_flight);
-    if (r.in_flight.empty() && !r.settled) r.settled = now;
-    if (r.settled && now - *r.settled >= kRetiredFor) {
-      r.ep->closeEndpoint();  // before the session's buffers go
-    } else if (stopping) {
-      r.ep->abandon();
-      (void)r.session.release();  // its buffers may still be written: they leak with it
-    } else {
-      ++it;
-      continue;
-    }
-    r.session.reset();
-    r.ep.reset();
-    it = retired_.erase(it);
-  }
+  ep->orphan(std::move(in_flight), nullptr);  // the session holds the contexts and buffers
+  retired_.add(std::move(ep), std::shared_ptr<ResponderSession>(std::move(session)));
 }
 
 void Responder::reopenUnlessRetiredFull() {
-  if (retired_.size() < kMaxRetired) return reopen();
+  if (!retired_.full()) return reopen();
   std::lock_guard lock(mu_);
-  open_error_ = FabricError{
-      "endpoint", 0,
-      std::to_string(retired_.size()) +
-          " endpoints of failed sessions wait for their operations to end; a new one opens "
-          "when one has",
-      ""};
+  open_error_ = retired_.fullError();
   attempted_ = true;
   busy_ = false;
 }
@@ -140,7 +113,7 @@ void Responder::loop() {
     if (!session_) {
       if (!retired_.empty()) {
         lock.unlock();
-        settleRetired(false);
+        retired_.settle();
         lock.lock();
       }
       if (!ep_ && Clock::now() >= next_open) {

@@ -3,14 +3,14 @@
 // responder's own thread) and kept, and one session at a time on it. The peer channel's
 // handlers call hello() (what a prober needs to reach the endpoint) and begin() (take part in a
 // session: decline when busy); the session itself runs on the responder's thread, bounded by
-// its timeout. After a failed session the endpoint is closed and opened anew, so nothing of the
-// session survives it; its epoch then changes, and probers fetch its new name.
+// its timeout. After a failed session that left something in flight the endpoint is replaced
+// (the old one retired, below), so nothing of the session reaches the next; its epoch then
+// changes, and probers fetch its new name.
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <list>
 #include <map>
 #include <memory>
@@ -22,6 +22,7 @@
 
 #include "probes/kinds/fabric/endpoint.h"
 #include "probes/kinds/fabric/pingpong.h"
+#include "probes/kinds/fabric/retired_endpoints.h"
 
 namespace fabricwatch::probes::fabric {
 
@@ -78,17 +79,12 @@ class Responder {
   // without holding mu_ while libfabric works: the channel's handlers never wait on it.
   void reopen();
   std::optional<fi_addr_t> addressLocked(const std::string& name, std::optional<FabricError>& err);
-  // A failed session's endpoint with something still in flight is retired, and never closed
-  // while anything is: libfabric 1.17's tcp;ofi_rxm crashed (SIGSEGV in fi_close, in rxm's
-  // connection teardown) closing such an endpoint at once (every observe e2e run) and even
-  // after 30 s idle (one run in four). A retired endpoint keeps its session's buffers; the
-  // loop reads its completions until everything the session posted has completed or been
-  // canceled (settled), and closes it kRetiredFor after that. While kMaxRetired wait, no new
-  // endpoint opens (probers are told why) rather than one being closed unsettled; at stop()
-  // those not settled for kRetiredFor are abandoned (leaked), not closed. Without mu_.
+  // A failed session's endpoint with something still in flight is retired, never closed while
+  // anything is (RetiredEndpoints), with the session's buffers; the loop reads its completions
+  // every kRetiredPoll. While the retired are full, no new endpoint opens (probers are told
+  // why) rather than one being closed unsettled. Without mu_.
   void retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
               std::vector<void*> in_flight);
-  void settleRetired(bool stopping);
   // Opens a new endpoint unless kMaxRetired wait; then says why there is none.
   void reopenUnlessRetiredFull();
 
@@ -109,13 +105,7 @@ class Responder {
   std::list<std::string> lru_;
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
   std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
-  struct Retired {
-    std::unique_ptr<Endpoint> ep;
-    std::unique_ptr<ResponderSession> session;  // its buffers stay while the endpoint does
-    std::vector<void*> in_flight;               // the session's operations not yet completed
-    std::optional<Clock::time_point> settled;   // when in_flight emptied
-  };
-  std::deque<Retired> retired_;  // the loop thread's (and stop()'s after the join) only
+  RetiredEndpoints retired_;  // the loop thread's (and stop()'s after the join) only
   SessionSpec spec_;
   std::string member_;  // who asked for session_
   ResponderLimits limits_;

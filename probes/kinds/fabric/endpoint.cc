@@ -292,7 +292,6 @@ void keepForever(std::shared_ptr<void> p) {
 }
 
 Endpoint::~Endpoint() {
-  if (!orphans_.empty() && ep_) abandon();  // closing it could crash the provider (orphan())
   // Children before parents: endpoint, its AV and CQ, then the domain and fabric.
   if (ep_) fi_close(&ep_->fid);
   if (av_) fi_close(&av_->fid);
@@ -379,7 +378,6 @@ ssize_t Endpoint::inject(const Buffer& b, size_t len, fi_addr_t dest) {
 void Endpoint::cancel(void* context) { fi_cancel(&ep_->fid, context); }
 
 void Endpoint::abandon() {
-  for (auto& o : orphans_) keepForever(std::move(o.storage));
   orphans_.clear();
   // The objects stay reachable, as a leak kept on purpose (LeakSanitizer scans what is kept).
   struct Fids {
@@ -398,50 +396,34 @@ void Endpoint::closeEndpoint() {
   ep_ = nullptr;
 }
 
-void Endpoint::orphan(std::vector<void*> in_flight, std::shared_ptr<void> storage) {
-  if (in_flight.empty()) return;
-  orphans_.push_back({std::move(in_flight), std::move(storage)});
+void Endpoint::orphan(const std::vector<void*>& in_flight) {
+  orphans_.insert(orphans_.end(), in_flight.begin(), in_flight.end());
 }
 
 bool Endpoint::dropOrphan(void* context) {
-  for (auto it = orphans_.begin(); it != orphans_.end(); ++it) {
-    auto pos = std::find(it->in_flight.begin(), it->in_flight.end(), context);
-    if (pos == it->in_flight.end()) continue;
-    it->in_flight.erase(pos);
-    if (it->in_flight.empty()) orphans_.erase(it);
-    return true;
-  }
-  return false;
+  auto it = std::find(orphans_.begin(), orphans_.end(), context);
+  if (it == orphans_.end()) return false;
+  orphans_.erase(it);
+  return true;
 }
 
 void Endpoint::drainOrphans() {
   // Between sessions nothing else is in flight: whatever else completes is dropped too.
   for (int i = 0; i < 64 && !orphans_.empty() && ep_; ++i) {
-    Completion c[16];
+    fi_cq_msg_entry entries[16];
     FabricError err;
     void* failed = nullptr;
-    (void)poll(c, 16, &err, &failed);
-    if (cq_read_ == 0) break;
+    ssize_t n = readQueue(entries, 16, &err, &failed);
+    if (n == 0 || (n < 0 && !failed)) break;  // empty, or the queue itself failed
+    if (n < 0) dropOrphan(failed);
+    for (ssize_t k = 0; k < n; ++k) dropOrphan(entries[k].op_context);
   }
 }
 
-ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** failed_context) {
-  fi_cq_msg_entry entries[16];
+ssize_t Endpoint::readQueue(fi_cq_msg_entry* entries, size_t max, FabricError* error,
+                            void** failed_context) {
   ssize_t n = fi_cq_read(cq_, entries, std::min<size_t>(max, 16));
-  cq_read_ = n > 0 ? static_cast<size_t>(n) : 0;
-  if (n > 0) {
-    ssize_t kept = 0;
-    for (ssize_t i = 0; i < n; ++i) {
-      if (!orphans_.empty() && dropOrphan(entries[i].op_context)) continue;
-      out[kept].context = entries[i].op_context;
-      out[kept].flags = entries[i].flags;
-      out[kept].len = entries[i].len >= facts_.msg_prefix_size
-                          ? entries[i].len - facts_.msg_prefix_size
-                          : entries[i].len;
-      ++kept;
-    }
-    return kept;
-  }
+  if (n > 0) return n;
   if (n == -FI_EAGAIN) return 0;
   if (n == -FI_EAVAIL) {
     fi_cq_err_entry err{};
@@ -450,8 +432,6 @@ ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** f
       *error = libfabricError("fi_cq_readerr", static_cast<int>(r));
       return r;
     }
-    cq_read_ = 1;
-    if (!orphans_.empty() && dropOrphan(err.op_context)) return 0;  // a failed session's
     const char* detail = fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0);
     *error = libfabricError("completion", err.err, detail ? detail : "");
     *failed_context = err.op_context;
@@ -459,6 +439,28 @@ ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** f
   }
   *error = libfabricError("fi_cq_read", static_cast<int>(n));
   return n;
+}
+
+ssize_t Endpoint::poll(Completion* out, size_t max, FabricError* error, void** failed_context) {
+  fi_cq_msg_entry entries[16];
+  void* failed = nullptr;
+  ssize_t n = readQueue(entries, max, error, &failed);
+  if (n < 0) {
+    if (failed && !orphans_.empty() && dropOrphan(failed)) return 0;  // a failed session's
+    *failed_context = failed;
+    return n;
+  }
+  ssize_t kept = 0;
+  for (ssize_t i = 0; i < n; ++i) {
+    if (!orphans_.empty() && dropOrphan(entries[i].op_context)) continue;
+    out[kept].context = entries[i].op_context;
+    out[kept].flags = entries[i].flags;
+    out[kept].len = entries[i].len >= facts_.msg_prefix_size
+                        ? entries[i].len - facts_.msg_prefix_size
+                        : entries[i].len;
+    ++kept;
+  }
+  return kept;
 }
 
 }  // namespace fabricwatch::probes::fabric

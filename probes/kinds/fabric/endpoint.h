@@ -140,21 +140,17 @@ class Endpoint {
   // afterwards; the rest closes with the Endpoint.
   void closeEndpoint();
   bool closed() const { return ep_ == nullptr; }
-  // Forgets every libfabric object without closing any (they leak), and keeps the orphans'
-  // storage for the life of the process: for an endpoint that a failed session left with
-  // operations in flight, at shutdown, where closing it could crash the provider
-  // (Responder::retire, Initiator). An endpoint destroyed with orphans is abandoned so.
+  // Forgets every libfabric object without closing any (they leak, kept reachable): for an
+  // endpoint that a failed session left with operations in flight, where closing it could crash
+  // the provider (RetiredEndpoints).
   void abandon();
 
-  // A failed session's operations still in flight (their contexts) and what they use (the
-  // contexts' storage, a buffer), kept until each has completed: poll() reads and drops their
-  // completions, and the endpoint serves the next sessions meanwhile. A send cannot be
-  // canceled, and libfabric 1.17's tcp;ofi_rxm crashed closing an endpoint with one in flight
-  // (SIGSEGV in fi_close: a prober's 32 MiB ping that timed out, observe e2e under ASan).
-  void orphan(std::vector<void*> in_flight, std::shared_ptr<void> storage);
-  // Failed sessions whose operations are not all complete yet.
-  size_t orphanedSessions() const { return orphans_.size(); }
-  // Reads the completion queue between sessions (bounded), for the orphans' completions.
+  // The contexts of a failed session's operations still in flight: poll() drops their
+  // completions (whoever retired the endpoint keeps what they use, RetiredEndpoints).
+  void orphan(const std::vector<void*>& in_flight);
+  size_t orphans() const { return orphans_.size(); }  // those not completed yet
+  // Reads the completion queue (bounded) for the orphans' completions: between sessions, when
+  // nothing else is in flight.
   void drainOrphans();
 
   // Reads up to `max` completions into `out`; returns how many (0: none yet), or a negative
@@ -165,16 +161,16 @@ class Endpoint {
   Endpoint() = default;
   std::optional<FabricError> build(const EndpointOptions& opts);
 
-  // True when `context` was an orphan's (dropped; its storage goes with its last).
+  // fi_cq_read into `entries` (at most 16); a failed operation's error entry is read and
+  // returned negative, with its context in `*failed_context`: what poll() and drainOrphans()
+  // read.
+  ssize_t readQueue(fi_cq_msg_entry* entries, size_t max, FabricError* error,
+                    void** failed_context);
+  // True when `context` was an orphan's (and is one no more).
   bool dropOrphan(void* context);
 
   ProviderFacts facts_;
-  struct Orphaned {
-    std::vector<void*> in_flight;
-    std::shared_ptr<void> storage;
-  };
-  std::vector<Orphaned> orphans_;
-  size_t cq_read_ = 0;  // entries the last poll() took off the queue, orphans' included
+  std::vector<void*> orphans_;
   struct fi_info* info_ = nullptr;
   struct fid_fabric* fabric_ = nullptr;
   struct fid_domain* domain_ = nullptr;

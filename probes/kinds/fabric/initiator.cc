@@ -31,12 +31,13 @@ void Initiator::close() {
 
 void Initiator::failed(Measurement& m, std::optional<Buffer> session_tx) {
   if (m.quiesced) return;  // nothing of it in flight: the endpoint serves the next as it is
-  struct Kept {
-    std::optional<Buffer> session_tx, tx, rx;  // what its operations may still use
+  struct Kept {            // what its operations may still use
+    std::shared_ptr<void> contexts;
+    std::optional<Buffer> session_tx, tx, rx;
   };
-  ep_->orphan(std::move(m.in_flight), std::move(m.contexts));
-  retired_.add(std::move(ep_),
-               std::make_shared<Kept>(Kept{std::move(session_tx), std::move(tx_), std::move(rx_)}));
+  retired_.add(std::move(ep_), m.in_flight,
+               std::make_shared<Kept>(Kept{std::move(m.contexts), std::move(session_tx),
+                                           std::move(tx_), std::move(rx_)}));
   tx_.reset();
   rx_.reset();
   addrs_.clear();

@@ -50,7 +50,8 @@ class Initiator {
 
  private:
   void close();
-  // After a failed session: orphans what it left in flight, with `session_tx` (bandwidth).
+  // After a failed session: retires the endpoint if the session left something in flight, with
+  // what it uses (`session_tx`: a bandwidth session's own send buffer).
   void failed(Measurement& m, std::optional<Buffer> session_tx);
 
   EndpointOptions opts_;

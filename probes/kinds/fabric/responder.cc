@@ -80,12 +80,6 @@ void Responder::reopen() {
   cv_.notify_all();
 }
 
-void Responder::retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
-                       std::vector<void*> in_flight) {
-  ep->orphan(std::move(in_flight), nullptr);  // the session holds the contexts and buffers
-  retired_.add(std::move(ep), std::shared_ptr<ResponderSession>(std::move(session)));
-}
-
 void Responder::reopenUnlessRetiredFull() {
   if (!retired_.full()) return reopen();
   std::lock_guard lock(mu_);
@@ -149,7 +143,9 @@ void Responder::loop() {
       lock.lock();
       std::unique_ptr<Endpoint> old = std::move(ep_);
       lock.unlock();
-      retire(std::move(old), std::move(session), std::move(m.in_flight));
+      // The session holds the contexts and buffers its operations use.
+      retired_.add(std::move(old), m.in_flight,
+                   std::shared_ptr<ResponderSession>(std::move(session)));
     }
     session.reset();
     if (m.error && !stop_flag_)

@@ -79,13 +79,8 @@ class Responder {
   // without holding mu_ while libfabric works: the channel's handlers never wait on it.
   void reopen();
   std::optional<fi_addr_t> addressLocked(const std::string& name, std::optional<FabricError>& err);
-  // A failed session's endpoint with something still in flight is retired, never closed while
-  // anything is (RetiredEndpoints), with the session's buffers; the loop reads its completions
-  // every kRetiredPoll. While the retired are full, no new endpoint opens (probers are told
-  // why) rather than one being closed unsettled. Without mu_.
-  void retire(std::unique_ptr<Endpoint> ep, std::unique_ptr<ResponderSession> session,
-              std::vector<void*> in_flight);
-  // Opens a new endpoint unless kMaxRetired wait; then says why there is none.
+  // Opens a new endpoint unless the retired ones (retired_) are full; then says why there is
+  // none. Without mu_.
   void reopenUnlessRetiredFull();
 
   EndpointOptions opts_;
@@ -105,7 +100,10 @@ class Responder {
   std::list<std::string> lru_;
   std::map<std::string, std::pair<fi_addr_t, std::list<std::string>::iterator>> addrs_;
   std::unique_ptr<ResponderSession> session_;  // the one accepted, not yet run
-  RetiredEndpoints retired_;  // the loop thread's (and stop()'s after the join) only
+  // A failed session's endpoint with something still in flight, never closed while anything
+  // is, with the session; the loop reads their completions every kRetiredPoll. The loop
+  // thread's (and stop()'s after the join) only.
+  RetiredEndpoints retired_;
   SessionSpec spec_;
   std::string member_;  // who asked for session_
   ResponderLimits limits_;

@@ -6,14 +6,16 @@
 
 namespace fabricwatch::probes::fabric {
 
-void RetiredEndpoints::add(std::unique_ptr<Endpoint> ep, std::shared_ptr<void> storage) {
+void RetiredEndpoints::add(std::unique_ptr<Endpoint> ep, const std::vector<void*>& in_flight,
+                           std::shared_ptr<void> storage) {
+  ep->orphan(in_flight);
   waiting_.push_back({std::move(ep), std::move(storage), Clock::now(), std::nullopt});
 }
 
 void RetiredEndpoints::settle(Clock::time_point now) {
   for (auto it = waiting_.begin(); it != waiting_.end();) {
     it->ep->drainOrphans();
-    if (!it->settled && it->ep->orphanedSessions() == 0) it->settled = now;
+    if (!it->settled && it->ep->orphans() == 0) it->settled = now;
     if (it->settled && now - *it->settled >= limits_.close_after) {
       it->ep->closeEndpoint();  // before what its operations used goes
       it = waiting_.erase(it);
@@ -38,7 +40,7 @@ void RetiredEndpoints::settle(Clock::time_point now) {
 void RetiredEndpoints::stop(Clock::time_point now) {
   for (auto& w : waiting_) {
     w.ep->drainOrphans();
-    if (w.ep->orphanedSessions() == 0 && w.settled && now - *w.settled >= limits_.close_after)
+    if (w.ep->orphans() == 0 && w.settled && now - *w.settled >= limits_.close_after)
       w.ep->closeEndpoint();
     else
       abandon(w);
@@ -47,8 +49,8 @@ void RetiredEndpoints::stop(Clock::time_point now) {
 }
 
 void RetiredEndpoints::abandon(Waiting& w) {
-  w.ep->abandon();                    // its objects and orphans are kept for good
-  keepForever(std::move(w.storage));  // and what else its operations may still use
+  w.ep->abandon();                    // its objects are kept for good
+  keepForever(std::move(w.storage));  // and what its operations may still use
 }
 
 FabricError RetiredEndpoints::fullError() const {

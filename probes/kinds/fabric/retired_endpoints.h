@@ -3,10 +3,10 @@
 // completed. libfabric 1.17's tcp;ofi_rxm crashed (SIGSEGV) closing such an endpoint, at once
 // and even after 30 s idle, and removing the peer from its AV with a send in flight; the
 // connection itself stays blocked behind such a send, so the session's side (Responder,
-// Initiator) takes a new endpoint and retires the old one here, with the session's contexts and
-// buffers as its orphans (Endpoint::orphan). settle() reads their completions and closes an
-// endpoint close_after its last one. A send whose receiver canceled its receive may never
-// complete: while max_waiting wait, the side opens no new endpoint (it says why), and the
+// Initiator) takes a new endpoint and retires the old one here, with what the operations use
+// (the session's contexts and buffers). settle() reads their completions (Endpoint::orphan)
+// and closes an endpoint close_after its last one. A send whose receiver canceled its receive may
+// never complete: while max_waiting wait, the side opens no new endpoint (it says why), and the
 // oldest that has not settled for give_up_after is then abandoned (left open, leaked with what
 // it uses), at most max_abandoned in this object's life; after that the side waits. stop()
 // closes what has settled for close_after and abandons the rest. Used by one thread at a time.
@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "probes/kinds/fabric/endpoint.h"
 
@@ -35,8 +36,10 @@ class RetiredEndpoints {
   RetiredEndpoints(const RetiredEndpoints&) = delete;
   RetiredEndpoints& operator=(const RetiredEndpoints&) = delete;
 
-  // `ep` holds its in-flight operations as orphans; `storage` is what else they may use.
-  void add(std::unique_ptr<Endpoint> ep, std::shared_ptr<void> storage);
+  // `in_flight`: the contexts of the operations still in flight on `ep`; `storage`: what they
+  // use, kept until `ep` closes.
+  void add(std::unique_ptr<Endpoint> ep, const std::vector<void*>& in_flight,
+           std::shared_ptr<void> storage);
   void settle(Clock::time_point now = Clock::now());
   void stop(Clock::time_point now = Clock::now());
 

@@ -24,11 +24,10 @@ std::unique_ptr<Endpoint> openTcp() {
 
 bool tcpPresent() { return openTcp() != nullptr; }
 
-// An endpoint with an operation that never completes: a context nothing was posted with.
-std::unique_ptr<Endpoint> openStuck(std::shared_ptr<int> context) {
-  auto ep = openTcp();
-  if (ep) ep->orphan({context.get()}, context);
-  return ep;
+// Retires an endpoint with an operation that never completes: a context nothing was posted
+// with, kept as its storage.
+void addStuck(RetiredEndpoints& r, std::shared_ptr<int> context) {
+  r.add(openTcp(), {context.get()}, context);
 }
 
 TEST(RetiredEndpointsTest, ASettledEndpointClosesAfterCloseAfter) {
@@ -36,7 +35,7 @@ TEST(RetiredEndpointsTest, ASettledEndpointClosesAfterCloseAfter) {
   RetiredEndpoints r(
       {.max_waiting = 2, .max_abandoned = 1, .close_after = 1s, .give_up_after = 1min});
   auto storage = std::make_shared<int>(7);
-  r.add(openTcp(), storage);  // nothing in flight: settled at the first settle()
+  r.add(openTcp(), {}, storage);  // nothing in flight: settled at the first settle()
   EXPECT_EQ(storage.use_count(), 2);
   auto t0 = Clock::now();
   r.settle(t0);
@@ -52,12 +51,12 @@ TEST(RetiredEndpointsTest, AnUnsettledOneIsGivenUpOnOnlyWhenFullAndOld) {
   RetiredEndpoints r(
       {.max_waiting = 2, .max_abandoned = 1, .close_after = 1s, .give_up_after = 1min});
   auto a = std::make_shared<int>(1), b = std::make_shared<int>(2), c = std::make_shared<int>(3);
-  r.add(openStuck(a), nullptr);
+  addStuck(r, a);
   const auto t0 = Clock::now();
   r.settle(t0 + 2min);
   EXPECT_EQ(r.size(), 1u);  // old, but the set is not full: it waits
   EXPECT_FALSE(r.full());
-  r.add(openStuck(b), nullptr);
+  addStuck(r, b);
   ASSERT_TRUE(r.full());
   EXPECT_EQ(r.fullError().message(),
             "endpoint: 2 endpoints of failed sessions wait for their operations to end; a new "
@@ -68,7 +67,7 @@ TEST(RetiredEndpointsTest, AnUnsettledOneIsGivenUpOnOnlyWhenFullAndOld) {
   EXPECT_EQ(r.size(), 1u);  // the oldest was given up on: left open, its context kept
   EXPECT_EQ(r.abandoned(), 1u);
   EXPECT_GE(a.use_count(), 2);
-  r.add(openStuck(c), nullptr);
+  addStuck(r, c);
   r.settle(t0 + 10min);
   EXPECT_EQ(r.size(), 2u);  // max_abandoned reached: the side waits
   EXPECT_EQ(r.abandoned(), 1u);

@@ -127,9 +127,13 @@ TEST_F(PeerProberTest, ProbesAnsweringPeersAndGatesTheRest) {
       EXPECT_EQ(label(f.metric[0], "peer_node"), "peer-a");
       EXPECT_EQ(f.metric[0].gauge.value, 1);
     }
-    if (f.name == "fabricwatch_probe_tcp_peer_up")
-      for (const auto& m : f.metric)
-        if (label(m, "peer") == b_addr) EXPECT_EQ(label(m, "peer_node"), "peer-b");
+    if (f.name == "fabricwatch_probe_tcp_peer_up") {
+      for (const auto& m : f.metric) {
+        if (label(m, "peer") == b_addr) {
+          EXPECT_EQ(label(m, "peer_node"), "peer-b");
+        }
+      }
+    }
   }
   EXPECT_TRUE(names.count("fabricwatch_peer_self_info"));
   // A kind that is off renders nothing: no facts, no zero-valued families.

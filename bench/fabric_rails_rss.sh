@@ -8,6 +8,11 @@
 # and rail). For 1, 2, 4 and 8 rails it runs SECONDS, then reads each daemon's VmHWM (peak RSS)
 # and VmRSS from /proc/PID/status, the fabric series it serves, and its probe results.
 #
+# RAILS_LIST="8" measures only the rail counts it names (default "1 2 4 8"). BUSY=N starts N
+# busy loops (`yes > /dev/null`) beside the daemons for the whole run: a loaded node, where the
+# probe's sessions time out and their endpoints are retired while their operations are still in
+# the provider (what raises the peak most; docs/performance.md).
+#
 # PROVIDER_DEFAULTS=1 runs the daemons with rxm's own defaults in the environment
 # (FI_OFI_RXM_BUFFER_SIZE=16384, FI_OFI_RXM_MSG_TX_SIZE=128, FI_OFI_RXM_MSG_RX_SIZE=128), which
 # the daemon leaves as the operator set them (probes/kinds/fabric/queue_sizes.h): the cost of
@@ -27,8 +32,9 @@ tag="fwrss$$"
 hub="${tag}h"
 tmp=$(mktemp -d)
 pids=()
+busy=()
 cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}" "${busy[@]}"; do kill "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for h in $(seq "$NODES"); do ip netns del "${tag}n$h" 2>/dev/null || true; done
   ip netns del "$hub" 2>/dev/null || true
@@ -64,9 +70,14 @@ metric_sum() {  # NODE REGEX: the sum of the samples whose line matches
   ip netns exec "${tag}n$1" curl -s 127.0.0.1:19660/metrics | awk -v re="$2" '$0 ~ re {s += $NF} END {print s + 0}'
 }
 
+for _ in $(seq "${BUSY:-0}"); do
+  yes > /dev/null &
+  busy+=($!)
+done
+
 printf '%-5s %-22s %-22s %-8s %-28s %s\n' rails "peak RSS MiB (max)" "RSS MiB (max)" series \
   "latency ok/failed" "bandwidth ok/failed"
-for rails in 1 2 4 8; do
+for rails in ${RAILS_LIST:-1 2 4 8}; do
   list=$(seq "$rails" | sed 's/^/"eth/; s/$/"/' | paste -sd, -)
   cat > "$tmp/fw.toml" <<TOML
 [probes.dns]
@@ -113,8 +124,9 @@ echo "($NODES nodes, ${SECS}s per row; peak RSS and RSS: the largest of the node
 echo " series: fabricwatch_probe_fabric_* samples one node serves; probe results: all nodes)"
 echo "targets (issue 20): <= 64 MiB at 8 rails, < 32 MiB at 1 rail"
 [ "${PROVIDER_DEFAULTS:-0}" = 1 ] && echo "environment: ${envx[*]}"
+[ "${BUSY:-0}" -gt 0 ] && echo "busy loops beside the daemons: $BUSY"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "reproduce: ${PROVIDER_DEFAULTS:+PROVIDER_DEFAULTS=$PROVIDER_DEFAULTS }$0 $BUILD $SECS $NODES"
+echo "reproduce: ${PROVIDER_DEFAULTS:+PROVIDER_DEFAULTS=$PROVIDER_DEFAULTS }${RAILS_LIST:+RAILS_LIST=\"$RAILS_LIST\" }${BUSY:+BUSY=$BUSY }$0 $BUILD $SECS $NODES"
 if [ "${PINGPONG:-0}" = 1 ]; then
   "$(dirname "$0")/fabric_vs_fi_pingpong.sh" "$BUILD" tcp 64 10000 5
 fi

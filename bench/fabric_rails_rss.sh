@@ -11,7 +11,7 @@
 # RAILS_LIST="8" measures only the rail counts it names (default "1 2 4 8"). BUSY=N starts N
 # busy loops (`yes > /dev/null`) beside the daemons for the whole run: a loaded node, where the
 # probe's sessions time out and their endpoints are retired while their operations are still in
-# the provider (what raises the peak most; docs/performance.md).
+# the provider, and rxm's pools grow (docs/performance.md, "Under load").
 #
 # PROVIDER_DEFAULTS=1 runs the daemons with rxm's own defaults in the environment
 # (FI_OFI_RXM_BUFFER_SIZE=16384, FI_OFI_RXM_MSG_TX_SIZE=128, FI_OFI_RXM_MSG_RX_SIZE=128), which
